@@ -1,0 +1,300 @@
+"""The `contextpipe` command line: a thin layer over `Pipeline`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import __version__
+from .config import CONFIG_FILENAME, default_config_toml, effective_items, load_settings
+from .errors import ContextpipeError
+from .ingest.indexer import IndexSummary
+from .logs import configure_logging
+from .models import OutputFormat, RequestFilters, StrategySelection, json_schema
+from .pipeline import Pipeline
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_stderr = Console(stderr=True)
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"contextpipe: error: {message}", err=True)
+    sys.exit(1)
+
+
+@contextmanager
+def _errors() -> Generator[None]:
+    """Known errors become one line on stderr and exit status 1."""
+    try:
+        yield
+    except ContextpipeError as exc:
+        _fail(str(exc))
+
+
+class _Context:
+    def __init__(self, config: Path | None, store: Path | None) -> None:
+        self.config = config
+        self.store = store
+
+    def pipeline(self) -> Pipeline:
+        return Pipeline.open(store=self.store, config=self.config)
+
+
+def _format_option(*choices: str, default: str) -> Callable[[F], F]:
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(choices),
+        default=default,
+        show_default=True,
+        help="Output format.",
+    )
+
+
+@click.group()
+@click.version_option(__version__, prog_name="contextpipe")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=f"Config file (default: ./{CONFIG_FILENAME} if present).",
+)
+@click.option(
+    "--store",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Store directory (overrides store.path).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log one event per strategy and assembly.")
+@click.pass_context
+def cli(ctx: click.Context, config: Path | None, store: Path | None, verbose: bool) -> None:
+    """Assemble the best context for an LLM request inside a hard token budget."""
+    configure_logging("info" if verbose else None)
+    if config is not None and not config.is_file():
+        _fail(f"{config}: config file not found")
+    ctx.obj = _Context(config, store)
+
+
+@cli.command()
+@click.pass_obj
+def init(obj: _Context) -> None:
+    """Write a commented default config.toml here (if there is none) and say what next."""
+    target = obj.config or Path(CONFIG_FILENAME)
+    if target.exists():
+        click.echo(f"{target} already exists; left as it is.")
+    else:
+        target.write_text(default_config_toml(), encoding="utf-8")
+        click.echo(f"wrote {target}")
+    click.echo('next: contextpipe index PATH, then contextpipe query "your question"')
+
+
+def _print_summary(summary: IndexSummary) -> None:
+    skipped = sum(summary.skipped.values())
+    reasons = "".join(f"; {count} {reason}" for reason, count in sorted(summary.skipped.items()))
+    click.echo(
+        f"{summary.root}: {summary.files_seen} files seen, {summary.indexed} indexed, "
+        f"{summary.unchanged} unchanged, {summary.removed} removed, {skipped} skipped{reasons}; "
+        f"{summary.fragments_written} fragments written in {summary.seconds:.2f} s"
+    )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.pass_obj
+def index(obj: _Context, paths: tuple[Path, ...]) -> None:
+    """Index folders of text, markdown and source files (honours .gitignore)."""
+    with _errors():
+        pipeline = obj.pipeline()
+        if _stderr.is_terminal:
+            with Progress(
+                SpinnerColumn(),
+                TextColumn("{task.completed} files"),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=_stderr,
+                transient=True,
+            ) as progress:
+                task = progress.add_task("indexing", total=None)
+                summaries = pipeline.index(
+                    paths, on_file=lambda path: progress.update(task, advance=1, description=path)
+                )
+        else:
+            summaries = pipeline.index(paths)
+        for summary in summaries:
+            _print_summary(summary)
+        click.echo(f"store: {pipeline.store.directory} ({pipeline.store.count()} fragments)")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--budget", type=int, help="Token budget (default: budget.default).")
+@_format_option(*(f.value for f in OutputFormat), default=OutputFormat.MARKDOWN.value)
+@click.option("--tokenizer", help="Tokenizer for this request (default: tokenizer.name).")
+@click.option("--strategy", "strategies", multiple=True, help="Run only these strategies.")
+@click.option("--path", "paths", multiple=True, help="Only sources matching this glob.")
+@click.option("--kind", "kinds", multiple=True, help="Only sources of this kind.")
+@click.option("--deadline-ms", type=int, help="Global deadline for strategies.")
+@click.pass_obj
+def query(
+    obj: _Context,
+    query: str,
+    budget: int | None,
+    output_format: str,
+    tokenizer: str | None,
+    strategies: tuple[str, ...],
+    paths: tuple[str, ...],
+    kinds: tuple[str, ...],
+    deadline_ms: int | None,
+) -> None:
+    """Assemble context for QUERY within the budget and print it.
+
+    markdown and xml print the rendered context; json prints the whole result
+    (fragments, provenance, strategy reports, dropped items; schema in docs/);
+    messages prints the chat messages as JSON.
+    """
+    with _errors():
+        pipeline = obj.pipeline()
+        if not pipeline.store.exists():
+            _fail(f"{pipeline.store.directory}: no index here; run `contextpipe index PATH` first")
+        context = pipeline.assemble(
+            query,
+            budget=budget,
+            output=OutputFormat(output_format),
+            tokenizer=tokenizer,
+            strategies={name: StrategySelection() for name in strategies} or None,
+            filters=RequestFilters(paths=paths, kinds=kinds),
+            deadline_ms=deadline_ms,
+        )
+    if output_format == OutputFormat.JSON:
+        click.echo(context.to_json())
+    elif output_format == OutputFormat.MESSAGES:
+        click.echo(
+            json.dumps([m.model_dump() for m in context.messages], indent=2, ensure_ascii=False)
+        )
+    else:
+        click.echo(context.text)
+        failed = [s for s in context.strategies if s.status in ("error", "timeout")]
+        for report in failed:
+            click.echo(
+                f"contextpipe: warning: {report.name}: {report.status}: {report.reason}", err=True
+            )
+        click.echo(
+            f"-- {len(context.fragments)} fragments, {context.tokens_used}/{context.budget} tokens "
+            f"({context.tokenizer}), {len(context.dropped)} dropped",
+            err=True,
+        )
+
+
+@cli.command()
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def strategies(obj: _Context, output_format: str) -> None:
+    """List every strategy plugin, with its distribution, version and status."""
+    with _errors():
+        pipeline = obj.pipeline()
+    rows: list[dict[str, Any]] = []
+    for plugin in pipeline.plugins:
+        names = plugin.strategies or ("-",)
+        for name in names:
+            registered = pipeline.registry.get(name)
+            strategy = registered.strategy if registered else None
+            rows.append(
+                {
+                    "strategy": name,
+                    "plugin": plugin.name,
+                    "distribution": plugin.distribution,
+                    "version": plugin.version,
+                    "status": plugin.status,
+                    "quality": strategy.quality if strategy else None,
+                    "needs": sorted(strategy.required_backends) if strategy else [],
+                    "error": plugin.error,
+                }
+            )
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("strategy", "plugin", "distribution", "status", "quality", "needs", "error")
+    for row in rows:
+        table.add_row(
+            row["strategy"],
+            row["plugin"],
+            f"{row['distribution']} {row['version']}".strip(),
+            row["status"],
+            "" if row["quality"] is None else f"{row['quality']:.2f}",
+            ", ".join(row["needs"]),
+            row["error"],
+        )
+    Console(width=200).print(table)
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.pass_obj
+def explain(obj: _Context, name: str | None) -> None:
+    """Say what a strategy (or every strategy) does and which settings it reads."""
+    with _errors():
+        pipeline = obj.pipeline()
+    chosen = pipeline.strategies
+    if name is not None:
+        registered = pipeline.registry.get(name)
+        if registered is None:
+            known = ", ".join(s.strategy.name for s in chosen) or "none"
+            _fail(f"unknown strategy {name!r}; registered: {known}")
+        chosen = [registered]
+    for registered in chosen:
+        strategy = registered.strategy
+        click.echo(f"{strategy.name} ({registered.plugin.label}), quality {strategy.quality}")
+        click.echo(f"  needs: {', '.join(sorted(strategy.required_backends)) or 'nothing'}")
+        click.echo(f"  {strategy.explain()}")
+
+
+@cli.group()
+def config() -> None:
+    """Write and inspect configuration."""
+
+
+@config.command("init")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.pass_obj
+def config_init(obj: _Context, force: bool) -> None:
+    """Write config.toml with every key, its default and a comment."""
+    target = obj.config or Path(CONFIG_FILENAME)
+    if target.exists() and not force:
+        _fail(f"{target} already exists; pass --force to overwrite it")
+    target.write_text(default_config_toml(), encoding="utf-8")
+    click.echo(f"wrote {target}")
+
+
+@config.command("show")
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def config_show(obj: _Context, output_format: str) -> None:
+    """Print the effective configuration and where each value came from."""
+    overrides = {"store.path": str(obj.store.resolve())} if obj.store else None
+    with _errors():
+        loaded = load_settings(config_file=obj.config, cli_overrides=overrides)
+    items = effective_items(loaded)
+    if output_format == "json":
+        click.echo(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in items], indent=2))
+        return
+    for key, value, source in items:
+        click.echo(f"{key} = {json.dumps(value)}  # {source}")
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON schema of `query --format json` output."""
+    click.echo(json.dumps(json_schema(), indent=2))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="contextpipe")

@@ -1,0 +1,449 @@
+"""Settings: defaults < project `config.toml` < `CONTEXTPIPE_*` environment < CLI flags.
+
+Every tunable lives in one pydantic model tree; field descriptions double as the comments
+`contextpipe config init` writes, so the documentation of a key cannot drift from its
+validation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+from .tokenizers import TOKENIZER_NAMES
+
+CONFIG_FILENAME = "config.toml"
+ENV_PREFIX = "CONTEXTPIPE_"
+#: Comma-separated plugin names to disable, on top of `plugins.deny`.
+DISABLE_PLUGINS_ENV = "CONTEXTPIPE_DISABLE_PLUGINS"
+
+_STRICT = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class StoreSettings(BaseModel):
+    """Where the index lives."""
+
+    model_config = _STRICT
+
+    path: str = Field(
+        default=".contextpipe",
+        description="Directory of the embedded store, relative to the project directory.",
+    )
+    backend: Literal["embedded"] = Field(
+        default="embedded", description='Storage backend: "embedded" (SQLite FTS5 in one folder).'
+    )
+
+
+class TokenizerSettings(BaseModel):
+    """How tokens are counted."""
+
+    model_config = _STRICT
+
+    name: str = Field(
+        default="o200k_base",
+        description=(
+            'Tokenizer for budgets: "o200k_base", "cl100k_base" (exact, offline), or "approx" '
+            "(fast over-estimate)."
+        ),
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in TOKENIZER_NAMES:
+            raise ValueError(f"must be one of {', '.join(TOKENIZER_NAMES)}")
+        return value
+
+
+class BudgetSettings(BaseModel):
+    """Token budget defaults."""
+
+    model_config = _STRICT
+
+    default: int = Field(default=4000, gt=0, description="Budget when a request names none.")
+
+
+class ExecutorSettings(BaseModel):
+    """Deadlines for running strategies."""
+
+    model_config = _STRICT
+
+    deadline_ms: int = Field(
+        default=5000, gt=0, description="Global deadline for all strategies of one request."
+    )
+    strategy_deadline_ms: int = Field(
+        default=3000, gt=0, description="Default deadline for each strategy."
+    )
+
+
+class FusionSettings(BaseModel):
+    """Reciprocal-rank fusion of the strategies' lists."""
+
+    model_config = _STRICT
+
+    rrf_k: int = Field(
+        default=60, gt=0, description="RRF constant k: score = sum(weight / (k + rank))."
+    )
+
+
+class PackingSettings(BaseModel):
+    """Choosing what fits in the budget."""
+
+    model_config = _STRICT
+
+    mmr_lambda: float = Field(
+        default=0.75,
+        ge=0.0,
+        le=1.0,
+        description="MMR trade-off: 1 = relevance only, 0 = diversity only.",
+    )
+    duplicate_threshold: float = Field(
+        default=0.85,
+        gt=0.0,
+        le=1.0,
+        description="Word-set Jaccard similarity from which a candidate is a near-duplicate.",
+    )
+    min_score: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="Fused scores below this are dropped as below threshold.",
+    )
+    depth_value_skeleton: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="Value of a depth-4 skeleton relative to full text.",
+    )
+    depth_value_listing: float = Field(
+        default=0.25,
+        ge=0.0,
+        le=1.0,
+        description="Value of a depth-0 listing relative to full text.",
+    )
+
+
+class IngestSettings(BaseModel):
+    """What `contextpipe index` reads and how it splits it."""
+
+    model_config = _STRICT
+
+    max_file_bytes: int = Field(
+        default=1_000_000, gt=0, description="Files larger than this are skipped with a warning."
+    )
+    max_chunk_lines: int = Field(
+        default=120, ge=5, description="Paragraphs and blocks are split at this many lines."
+    )
+    exclude: list[str] = Field(
+        default_factory=list[str],
+        description="Extra gitignore-style patterns to skip, on top of .gitignore files.",
+    )
+
+
+class PluginSettings(BaseModel):
+    """Which plugins (entry-point names) load."""
+
+    model_config = _STRICT
+
+    allow: list[str] = Field(
+        default_factory=list[str], description="If not empty, only these plugins load."
+    )
+    deny: list[str] = Field(
+        default_factory=list[str],
+        description="These plugins never load (CONTEXTPIPE_DISABLE_PLUGINS adds more).",
+    )
+
+
+class StrategySettings(BaseModel):
+    """Settings common to every strategy, plus the strategy's own `options`."""
+
+    model_config = _STRICT
+
+    enabled: bool = Field(default=True, description="Run this strategy at all.")
+    weight: float = Field(
+        default=1.0, ge=0.0, description="Allocation and fusion weight (times quality)."
+    )
+    floor_tokens: int = Field(
+        default=0, ge=0, description="Tokens guaranteed to this strategy when it runs."
+    )
+    cap_fraction: float = Field(
+        default=1.0, gt=0.0, le=1.0, description="Largest share of the budget it may receive."
+    )
+    deadline_ms: int | None = Field(
+        default=None, gt=0, description="Overrides executor.strategy_deadline_ms."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict[str, Any],
+        description="Strategy-specific settings; see `contextpipe explain STRATEGY`.",
+    )
+
+
+def _default_strategies() -> dict[str, StrategySettings]:
+    return {"simple-keyword": StrategySettings(options={"max_results": 40})}
+
+
+class Settings(BaseModel):
+    """Every tunable of contextpipe."""
+
+    model_config = _STRICT
+
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    tokenizer: TokenizerSettings = Field(default_factory=TokenizerSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    executor: ExecutorSettings = Field(default_factory=ExecutorSettings)
+    fusion: FusionSettings = Field(default_factory=FusionSettings)
+    packing: PackingSettings = Field(default_factory=PackingSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    plugins: PluginSettings = Field(default_factory=PluginSettings)
+    strategies: dict[str, StrategySettings] = Field(default_factory=_default_strategies)
+
+    def strategy(self, name: str) -> StrategySettings:
+        """Settings for strategy `name`, defaults when config does not mention it."""
+        return self.strategies.get(name) or StrategySettings()
+
+
+class LoadedSettings(BaseModel):
+    """Effective settings and where each dotted key's value came from."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    settings: Settings
+    sources: dict[str, str]
+    project_dir: Path
+
+    @property
+    def store_path(self) -> Path:
+        """The store directory, resolved against the project directory."""
+        return (self.project_dir / self.settings.store.path).resolve()
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            yield from _flatten(cast(Mapping[str, Any], value), f"{dotted}.")
+        else:
+            yield dotted, value
+
+
+def _merge(base: dict[str, Any], overlay: Mapping[str, Any]) -> None:
+    for key, value in overlay.items():
+        current = base.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            _merge(cast(dict[str, Any], current), cast(Mapping[str, Any], value))
+        else:
+            base[key] = value
+
+
+def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    node = target
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+
+
+def _parse_env_value(raw: str) -> Any:
+    """Environment values are TOML values when they parse as one, else plain strings."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
+    """`CONTEXTPIPE_SECTION__KEY=value` sets `section.key`; `-` in strategy names is `_`."""
+    overrides: dict[str, tuple[str, Any]] = {}
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX) or name == DISABLE_PLUGINS_ENV or "__" not in name:
+            continue
+        parts = name[len(ENV_PREFIX) :].lower().split("__")
+        if parts[0] == "strategies" and len(parts) > 1:
+            parts[1] = parts[1].replace("_", "-")
+        overrides[".".join(parts)] = (name, _parse_env_value(environ[name]))
+    return overrides
+
+
+def _key_line(text: str, dotted: str) -> int | None:
+    """Best-effort line number of `dotted` in a TOML file, for error messages."""
+    parts = dotted.split(".")
+    table: list[str] = []
+    header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
+    assign = re.compile(r'^\s*("?)([^"=\s]+)\1\s*=')
+    for number, line in enumerate(text.splitlines(), start=1):
+        if match := header.match(line):
+            table = [p.strip().strip('"') for p in match.group(1).split(".")]
+            if table == parts:
+                return number
+            continue
+        if (match := assign.match(line)) and [*table, match.group(2)] == parts[: len(table) + 1]:
+            return number
+    return None
+
+
+def _describe_error(error: Mapping[str, Any]) -> str:
+    kind = str(error["type"])
+    if kind == "extra_forbidden":
+        return "unknown key"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{message} (got {error.get('input')!r})"
+
+
+def _validate(
+    merged: dict[str, Any], sources: Mapping[str, str], files: Mapping[str, str]
+) -> Settings:
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        dotted = ".".join(str(part) for part in error["loc"])
+        source = _source_of(dotted, sources)
+        where = source
+        if source in files:
+            line = _key_line(files[source], dotted)
+            where = f"{source}:{line}" if line else source
+        raise ConfigError(f"{where}: {dotted}: {_describe_error(error)}") from None
+
+
+def _source_of(dotted: str, sources: Mapping[str, str]) -> str:
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        if (found := sources.get(".".join(parts[:end]))) is not None:
+            return found
+    prefix = f"{dotted}."
+    for key, found in sources.items():
+        if key.startswith(prefix):
+            return found
+    return "defaults"
+
+
+def find_config(project_dir: Path) -> Path | None:
+    """The project's config file, if it has one."""
+    candidate = project_dir / CONFIG_FILENAME
+    return candidate if candidate.is_file() else None
+
+
+def load_settings(
+    project_dir: Path | None = None,
+    config_file: Path | None = None,
+    cli_overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedSettings:
+    """Merge defaults, the config file, `CONTEXTPIPE_*` variables and CLI flags, then validate.
+
+    Raises `ConfigError` with one line naming the file (and line), the key and what is allowed.
+    """
+    project = (project_dir or Path.cwd()).resolve()
+    env = os.environ if environ is None else environ
+    merged: dict[str, Any] = Settings().model_dump()
+    sources: dict[str, str] = {}
+    files: dict[str, str] = {}
+
+    path = config_file or find_config(project)
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        label = str(path)
+        files[label] = text
+        for dotted, _ in _flatten(data):
+            sources[dotted] = label
+        _merge(merged, data)
+
+    for dotted, (variable, value) in _env_overrides(env).items():
+        _set_dotted(merged, dotted, value)
+        sources[dotted] = f"env {variable}"
+
+    for dotted, value in (cli_overrides or {}).items():
+        _set_dotted(merged, dotted, value)
+        sources[dotted] = "command line"
+
+    settings = _validate(merged, sources, files)
+    return LoadedSettings(settings=settings, sources=sources, project_dir=project)
+
+
+def disabled_plugins(
+    settings: Settings, environ: Mapping[str, str] | None = None
+) -> frozenset[str]:
+    """Plugin names denied by config or by `CONTEXTPIPE_DISABLE_PLUGINS`."""
+    env = os.environ if environ is None else environ
+    from_env = {
+        name.strip() for name in env.get(DISABLE_PLUGINS_ENV, "").split(",") if name.strip()
+    }
+    return frozenset(settings.plugins.deny) | from_env
+
+
+def effective_items(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:
+    """Every effective dotted key with its value and the source it came from."""
+    data = loaded.settings.model_dump(mode="json")
+    return [
+        (
+            dotted,
+            value,
+            _source_of(dotted, loaded.sources)
+            if dotted in loaded.sources
+            or any(key.startswith(f"{dotted}.") for key in loaded.sources)
+            else "defaults",
+        )
+        for dotted, value in _flatten(data)
+    ]
+
+
+def _comment(text: str) -> str:
+    return "\n".join(f"# {line}" for line in text.splitlines())
+
+
+def _write_table(lines: list[str], header: str, model: BaseModel) -> None:
+    lines.append(f"[{header}]")
+    subtables: list[tuple[str, str, dict[str, Any]]] = []
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        description = field.description or ""
+        if isinstance(value, dict):
+            subtables.append((name, description, cast(dict[str, Any], value)))
+        elif value is None:
+            lines.append(_comment(f"{description} Unset by default."))
+            lines.append(f"# {name} =")
+        else:
+            lines.append(_comment(description))
+            lines.append(tomli_w.dumps({name: value}).strip())
+    lines.append("")
+    for name, description, value in subtables:
+        lines.append(_comment(description))
+        lines.append(f"[{header}.{name}]")
+        if value:
+            lines.append(tomli_w.dumps(value).strip())
+        lines.append("")
+
+
+def default_config_toml() -> str:
+    """The commented default `config.toml` that `contextpipe config init` writes."""
+    settings = Settings()
+    lines = [
+        "# contextpipe configuration. Every key is shown with its default.",
+        "# Precedence: command-line flags > CONTEXTPIPE_SECTION__KEY environment > this file.",
+        "",
+    ]
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, BaseModel):
+            lines.append(_comment(str(type(value).__doc__).strip()))
+            _write_table(lines, name, value)
+    lines.append(_comment(str(StrategySettings.__doc__).strip()))
+    for strategy_name, strategy in settings.strategies.items():
+        _write_table(lines, f"strategies.{strategy_name}", strategy)
+    text = "\n".join(lines).rstrip() + "\n"
+    tomllib.loads(text)  # what we write must read back
+    return text

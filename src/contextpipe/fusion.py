@@ -1,0 +1,128 @@
+"""Fusion: recognise the same content proposed by several strategies and fuse their ranks.
+
+Two candidates denote the same content when they have the same URI and depth, overlapping
+line spans of one source at the same depth, or equal content hashes. The fused score is
+weighted reciprocal-rank fusion: the sum over contributing strategies of
+`weight / (k + rank)`, each strategy counted once (its best rank) per item.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .models import Candidate, ContextFragment, Provenance
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One strategy's accepted candidates, best first."""
+
+    strategy: str
+    plugin: str
+    weight: float
+    candidates: Sequence[Candidate]
+
+
+@dataclass(frozen=True)
+class FusedItem:
+    """Content proposed by one or more strategies, with the fused score."""
+
+    fragment: ContextFragment
+    score: float
+    provenance: tuple[Provenance, ...]
+
+
+class _UnionFind:
+    def __init__(self, size: int) -> None:
+        self.parent = list(range(size))
+
+    def find(self, item: int) -> int:
+        while self.parent[item] != item:
+            self.parent[item] = self.parent[self.parent[item]]
+            item = self.parent[item]
+        return item
+
+    def union(self, first: int, second: int) -> None:
+        a, b = self.find(first), self.find(second)
+        if a != b:
+            self.parent[max(a, b)] = min(a, b)
+
+
+@dataclass(frozen=True)
+class _Vote:
+    fragment: ContextFragment
+    provenance: Provenance
+    contribution: float
+
+
+def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
+    """Merge same-content candidates across lists; best fused score first (ties by id)."""
+    votes = [
+        _Vote(
+            candidate.fragment,
+            Provenance(
+                strategy=ranked.strategy,
+                plugin=ranked.plugin,
+                rank=rank,
+                score=candidate.score,
+                reason=candidate.reason,
+            ),
+            ranked.weight / (rrf_k + rank),
+        )
+        for ranked in lists
+        for rank, candidate in enumerate(ranked.candidates, start=1)
+    ]
+    groups = _same_content_groups([vote.fragment for vote in votes])
+    items: list[FusedItem] = []
+    for members in groups:
+        best_per_strategy: dict[str, _Vote] = {}
+        for vote in (votes[i] for i in members):
+            current = best_per_strategy.get(vote.provenance.strategy)
+            if current is None or vote.provenance.rank < current.provenance.rank:
+                best_per_strategy[vote.provenance.strategy] = vote
+        chosen = sorted(
+            best_per_strategy.values(),
+            key=lambda v: (-v.contribution, v.provenance.strategy, v.fragment.id),
+        )
+        items.append(
+            FusedItem(
+                fragment=chosen[0].fragment,
+                score=sum(v.contribution for v in chosen),
+                provenance=tuple(v.provenance for v in chosen),
+            )
+        )
+    items.sort(key=lambda item: (-item.score, item.fragment.id))
+    return items
+
+
+def _same_content_groups(fragments: Sequence[ContextFragment]) -> list[list[int]]:
+    """Indices of fragments grouped by the same-content rules, in first-seen order."""
+    union = _UnionFind(len(fragments))
+    first_by_key: dict[tuple[str, ...], int] = {}
+    spans: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
+    for index, fragment in enumerate(fragments):
+        for key in (
+            ("uri", fragment.uko_uri, str(fragment.detail_depth)),
+            ("hash", fragment.content_hash),
+        ):
+            if key in first_by_key:
+                union.union(first_by_key[key], index)
+            else:
+                first_by_key[key] = index
+        spans[(fragment.source.path, fragment.detail_depth)].append(index)
+    for members in spans.values():
+        members.sort(key=lambda i: (fragments[i].source.start_line, fragments[i].source.end_line))
+        reach_index = members[0]
+        reach_end = fragments[reach_index].source.end_line
+        for index in members[1:]:
+            source = fragments[index].source
+            if source.start_line <= reach_end:
+                union.union(reach_index, index)
+            if source.end_line > reach_end:
+                reach_index, reach_end = index, source.end_line
+    grouped: dict[int, list[int]] = {}
+    for index in range(len(fragments)):
+        grouped.setdefault(union.find(index), []).append(index)
+    return list(grouped.values())

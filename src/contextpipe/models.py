@@ -1,0 +1,206 @@
+"""The values that flow through the pipeline: requests, fragments, candidates and results.
+
+Values are frozen pydantic models so that a strategy cannot change a fragment another
+strategy (or the store's cache) also holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: Detail depths a node can be rendered at: listing, skeleton, full text.
+DetailDepth = Literal[0, 4, 9]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+def content_hash(text: str) -> str:
+    """The hash used to recognise equal content across strategies and sources."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def fragment_id(uko_uri: str, detail_depth: int) -> str:
+    """A short, stable id for one node at one depth."""
+    return hashlib.sha1(f"{uko_uri}|{detail_depth}".encode()).hexdigest()[:12]
+
+
+class OutputFormat(StrEnum):
+    """How the assembled context is rendered for the model."""
+
+    MARKDOWN = "markdown"
+    XML = "xml"
+    JSON = "json"
+    MESSAGES = "messages"
+
+
+class SourceRef(BaseModel):
+    """Where a fragment's text comes from."""
+
+    model_config = _FROZEN
+
+    uri: str = Field(description="UKO URI of the node the text belongs to.")
+    path: str = Field(description="Path relative to the indexed root, with '/' separators.")
+    start_line: int = Field(ge=1, description="First line, 1-based, inclusive.")
+    end_line: int = Field(ge=1, description="Last line, 1-based, inclusive.")
+    kind: str = Field(description="Node kind: function, class, section, paragraph, module...")
+    modified_at: datetime | None = Field(default=None, description="When the source changed.")
+
+
+class ContextFragment(BaseModel):
+    """One renderable piece of text for one node at one detail depth."""
+
+    model_config = _FROZEN
+
+    id: str
+    uko_uri: str
+    detail_depth: DetailDepth
+    text: str
+    token_count: int = Field(ge=0, description="Tokens of `text` under the store's tokenizer.")
+    source: SourceRef
+    content_hash: str
+    metadata: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+class Candidate(BaseModel):
+    """A fragment one strategy proposes, with its own score and reason."""
+
+    model_config = _FROZEN
+
+    fragment: ContextFragment
+    score: float = Field(description="The strategy's own score; higher is better.")
+    reason: str = Field(description="Why the strategy proposes it, in human words.")
+
+
+class Provenance(BaseModel):
+    """One strategy's vote for a fragment in the result."""
+
+    model_config = _FROZEN
+
+    strategy: str
+    plugin: str = Field(description="Distribution and version that registered the strategy.")
+    rank: int = Field(ge=1, description="1-based rank in that strategy's own list.")
+    score: float
+    reason: str
+
+
+class ResultFragment(ContextFragment):
+    """A fragment as it appears in an assembled context: fused score and provenance."""
+
+    score: float = Field(description="Fused (weighted reciprocal-rank) score.")
+    provenance: tuple[Provenance, ...]
+
+
+class ChatMessage(BaseModel):
+    """One chat message, for the `messages` output format."""
+
+    model_config = _FROZEN
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class StrategySelection(BaseModel):
+    """A request's override for one strategy."""
+
+    model_config = _FROZEN
+
+    weight: float | None = Field(default=None, ge=0)
+
+
+class RequestFilters(BaseModel):
+    """Restrictions on which fragments may be proposed."""
+
+    model_config = _FROZEN
+
+    paths: tuple[str, ...] = Field(default=(), description="Glob patterns over source paths.")
+    kinds: tuple[str, ...] = Field(default=(), description="Allowed source kinds.")
+
+
+class ContextRequest(BaseModel):
+    """What the caller asks for."""
+
+    model_config = _FROZEN
+
+    query: str = Field(min_length=1)
+    focus: tuple[str, ...] = Field(default=(), description="URIs, paths or symbol names.")
+    budget: int = Field(description="Hard limit on the rendered output, in tokens.")
+    tokenizer: str | None = Field(default=None, description="Defaults to the configured one.")
+    strategies: dict[str, StrategySelection] | None = Field(
+        default=None, description="Subset of strategies to run, with optional weight overrides."
+    )
+    filters: RequestFilters = Field(default_factory=RequestFilters)
+    deadline_ms: int | None = Field(default=None, gt=0)
+    output: OutputFormat = OutputFormat.MARKDOWN
+    messages: tuple[ChatMessage, ...] = Field(
+        default=(), description="Conversation for the `messages` format; defaults to the query."
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must contain some text")
+        return value
+
+
+StrategyStatus = Literal["ok", "timeout", "skipped", "error"]
+
+
+class StrategyReport(BaseModel):
+    """What one strategy did during one assembly."""
+
+    model_config = _FROZEN
+
+    name: str
+    plugin: str
+    status: StrategyStatus
+    reason: str = ""
+    confidence: float = 0.0
+    allocated_tokens: int = 0
+    used_tokens: int = 0
+    proposed: int = 0
+    accepted: int = 0
+    elapsed_ms: float = 0.0
+
+
+class DroppedFragment(BaseModel):
+    """A candidate that was proposed but left out of the context, and why."""
+
+    model_config = _FROZEN
+
+    id: str
+    uko_uri: str
+    reason: str
+
+
+class AssembledContext(BaseModel):
+    """The result of one assembly: rendered output, fragments with provenance, reports."""
+
+    model_config = _FROZEN
+
+    query: str
+    budget: int
+    tokens_used: int
+    tokenizer: str
+    output: OutputFormat
+    text: str = Field(description="The rendered context (for `messages`, the system message).")
+    messages: tuple[ChatMessage, ...] = ()
+    fragments: tuple[ResultFragment, ...]
+    strategies: tuple[StrategyReport, ...]
+    dropped: tuple[DroppedFragment, ...]
+    elapsed_ms: float
+    timings_ms: Annotated[dict[str, float], Field(default_factory=dict[str, float])]
+
+    def to_json(self) -> str:
+        """The serialised form `--format json` prints."""
+        return self.model_dump_json(indent=2)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of `AssembledContext`, as published in docs/."""
+    return AssembledContext.model_json_schema()

@@ -1,0 +1,370 @@
+"""Pipeline: the one entry point every interface (Python, CLI, services) goes through.
+
+pipeline = Pipeline.open()                       # config.toml and .contextpipe/ of cwd
+pipeline.index(["docs/"])
+context = pipeline.assemble("how is the budget split?", budget=1200)
+print(context.text)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+from pydantic import ValidationError
+
+from .backends import Backends
+from .budget import AllocationRequest, BudgetAllocator, check_budget
+from .config import LoadedSettings, load_settings
+from .errors import ContextpipeError
+from .executor import PlannedRun, StrategyExecutor
+from .fusion import RankedList, fuse
+from .ingest.indexer import IndexSummary, ProgressCallback, index_folder
+from .logs import configure_logging, logger
+from .models import (
+    AssembledContext,
+    ContextRequest,
+    ResultFragment,
+    StrategyReport,
+    StrategyStatus,
+)
+from .packing import Packed, Packer, PackingPolicy
+from .registry import PluginInfo, RegisteredStrategy, StrategyRegistry
+from .rendering import renderer_for
+from .store.embedded import EmbeddedStore
+from .tokenizers import Tokenizer, get_tokenizer
+
+
+class Pipeline:
+    """Index sources and assemble budgeted, cited context from them."""
+
+    def __init__(
+        self, loaded: LoadedSettings, store: EmbeddedStore, registry: StrategyRegistry
+    ) -> None:
+        self.loaded = loaded
+        self.settings = loaded.settings
+        self.store = store
+        self.registry = registry
+        self._allocator = BudgetAllocator()
+        self._executor = StrategyExecutor()
+
+    @classmethod
+    def open(
+        cls,
+        store: str | Path | None = None,
+        config: str | Path | None = None,
+        *,
+        project_dir: str | Path | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Pipeline:
+        """Load settings (config file, `CONTEXTPIPE_*`, `overrides` as dotted keys), open
+        the store and discover strategy plugins.
+        """
+        if not structlog.is_configured():
+            configure_logging()
+        settings_overrides = dict(overrides or {})
+        if store is not None:
+            settings_overrides["store.path"] = str(Path(store).resolve())
+        loaded = load_settings(
+            Path(project_dir) if project_dir else None,
+            Path(config) if config else None,
+            settings_overrides,
+            environ,
+        )
+        registry = StrategyRegistry.discover(loaded.settings, environ)
+        return cls(loaded, EmbeddedStore(loaded.store_path), registry)
+
+    @property
+    def plugins(self) -> list[PluginInfo]:
+        """Every plugin found, including broken and disabled ones."""
+        return list(self.registry.plugins)
+
+    @property
+    def strategies(self) -> list[RegisteredStrategy]:
+        """Strategies that loaded, by name."""
+        return [self.registry.strategies[name] for name in sorted(self.registry.strategies)]
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The configured tokenizer."""
+        return get_tokenizer(self.settings.tokenizer.name)
+
+    def index(
+        self, paths: Iterable[str | Path], on_file: ProgressCallback | None = None
+    ) -> list[IndexSummary]:
+        """Bring the store up to date with each folder (or file's folder) in `paths`."""
+        ingest = self.settings.ingest
+        summaries: list[IndexSummary] = []
+        for raw in paths:
+            root = Path(raw).resolve()
+            if not root.exists():
+                raise ContextpipeError(f"{raw}: no such file or directory")
+            summaries.append(
+                index_folder(
+                    self.store,
+                    root if root.is_dir() else root.parent,
+                    self.loaded.project_dir,
+                    self.tokenizer,
+                    ingest.max_file_bytes,
+                    ingest.max_chunk_lines,
+                    ingest.exclude,
+                    on_file,
+                )
+            )
+        return summaries
+
+    def request(self, request_or_query: ContextRequest | str, **fields: Any) -> ContextRequest:
+        """A validated request: a query string plus fields, or a request with fields replaced."""
+        if isinstance(request_or_query, ContextRequest):
+            data = request_or_query.model_dump()
+            data.update({k: v for k, v in fields.items() if v is not None})
+        else:
+            data = {k: v for k, v in fields.items() if v is not None}
+            data["query"] = request_or_query
+        data.setdefault("budget", self.settings.budget.default)
+        check_budget(int(data["budget"]))
+        try:
+            return ContextRequest.model_validate(data)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = ".".join(str(part) for part in error["loc"])
+            raise ContextpipeError(
+                f"request {key}: {error['msg']} (got {error['input']!r})"
+            ) from None
+
+    def assemble(self, request_or_query: ContextRequest | str, **fields: Any) -> AssembledContext:
+        """Assemble context for a request (or a query with `budget=`, `output=`, ...)."""
+        return asyncio.run(self.aassemble(request_or_query, **fields))
+
+    async def aassemble(
+        self, request_or_query: ContextRequest | str, **fields: Any
+    ) -> AssembledContext:
+        """`assemble` for callers already inside an event loop."""
+        started = time.perf_counter()
+        request = self.request(request_or_query, **fields)
+        tokenizer = get_tokenizer(request.tokenizer or self.settings.tokenizer.name)
+        renderer = renderer_for(request.output)
+        backends = self._backends()
+        timings: dict[str, float] = {}
+
+        plans, skipped = self._plan(request, backends, tokenizer)
+        mark = time.perf_counter()
+        deadline = request.deadline_ms or self.settings.executor.deadline_ms
+        outcomes = await self._executor.run(plans, request, backends, deadline)
+        timings["strategies"] = _ms(mark)
+
+        mark = time.perf_counter()
+        # Fusion weight: the configured weight times the strategy's quality prior.
+        weights = {
+            plan.registered.strategy.name: self._weight(plan.registered, request)
+            * plan.registered.strategy.quality
+            for plan in plans
+        }
+        fused = fuse(
+            [
+                RankedList(o.report.name, o.report.plugin, weights[o.report.name], o.candidates)
+                for o in outcomes
+                if o.report.status == "ok"
+            ],
+            self.settings.fusion.rrf_k,
+        )
+        timings["fusion"] = _ms(mark)
+
+        mark = time.perf_counter()
+        packing = self.settings.packing
+        packer = Packer(
+            renderer,
+            tokenizer,
+            PackingPolicy(
+                mmr_lambda=packing.mmr_lambda,
+                duplicate_threshold=packing.duplicate_threshold,
+                min_score=packing.min_score,
+                depth_values={
+                    9: 1.0,
+                    4: packing.depth_value_skeleton,
+                    0: packing.depth_value_listing,
+                },
+            ),
+        )
+        packed = packer.pack(fused, request, self.store.variants)
+        timings["packing"] = _ms(mark)
+
+        reports = _final_reports([o.report for o in outcomes] + skipped, packed)
+        context = AssembledContext(
+            query=request.query,
+            budget=request.budget,
+            tokens_used=packed.tokens_used,
+            tokenizer=tokenizer.name,
+            output=request.output,
+            text=packed.rendered.text,
+            messages=packed.rendered.messages,
+            fragments=tuple(
+                ResultFragment(
+                    **s.fragment.model_dump(),
+                    score=round(s.item.score, 6),
+                    provenance=s.item.provenance,
+                )
+                for s in packed.selected
+            ),
+            strategies=reports,
+            dropped=packed.dropped,
+            elapsed_ms=_ms(started),
+            timings_ms=timings,
+        )
+        for report in reports:
+            logger.info(
+                "strategy",
+                strategy=report.name,
+                status=report.status,
+                reason=report.reason,
+                elapsed_ms=report.elapsed_ms,
+                proposed=report.proposed,
+                accepted=report.accepted,
+                allocated_tokens=report.allocated_tokens,
+                used_tokens=report.used_tokens,
+            )
+        logger.info(
+            "assembled",
+            query=request.query,
+            budget=request.budget,
+            tokens_used=context.tokens_used,
+            fragments=len(context.fragments),
+            dropped=len(context.dropped),
+            elapsed_ms=context.elapsed_ms,
+        )
+        return context
+
+    def _backends(self) -> Backends:
+        if not self.store.exists():
+            return Backends()
+        return Backends(fragments=self.store, text=self.store)
+
+    def _weight(self, registered: RegisteredStrategy, request: ContextRequest) -> float:
+        name = registered.strategy.name
+        weight = self.settings.strategy(name).weight
+        if request.strategies and (override := request.strategies.get(name)) is not None:
+            weight = override.weight if override.weight is not None else weight
+        return weight
+
+    def _plan(
+        self, request: ContextRequest, backends: Backends, tokenizer: Tokenizer
+    ) -> tuple[list[PlannedRun], list[StrategyReport]]:
+        """Which strategies run, with what allocation; reports for those that do not."""
+        wanted = request.strategies
+        if wanted:
+            unknown = sorted(set(wanted) - set(self.registry.strategies))
+            if unknown:
+                known = ", ".join(sorted(self.registry.strategies)) or "none"
+                raise ContextpipeError(
+                    f"unknown strategy {unknown[0]!r} in request; registered: {known}"
+                )
+        available = backends.available()
+        skipped: list[StrategyReport] = []
+        candidates: list[tuple[RegisteredStrategy, float]] = []
+        for registered in self.strategies:
+            strategy = registered.strategy
+            if wanted and strategy.name not in wanted:
+                continue
+
+            def skip(status: StrategyStatus, reason: str, confidence: float = 0.0) -> None:
+                skipped.append(
+                    StrategyReport(
+                        name=strategy.name,  # noqa: B023 - called before the loop moves on
+                        plugin=registered.plugin.label,  # noqa: B023
+                        status=status,
+                        reason=reason,
+                        confidence=confidence,
+                    )
+                )
+
+            if not self.settings.strategy(strategy.name).enabled:
+                skip("skipped", "disabled in config")
+                continue
+            missing = sorted(strategy.required_backends - available)
+            if missing:
+                skip(
+                    "skipped",
+                    f"needs backend {', '.join(missing)}, which the store lacks"
+                    + ("" if self.store.exists() else " (nothing indexed yet)"),
+                )
+                continue
+            try:
+                confidence = float(strategy.can_handle(request, backends))
+            except Exception as exc:  # a plugin's failure is reported, never raised
+                skip("error", f"can_handle raised {type(exc).__name__}: {exc}")
+                continue
+            if not 0.0 <= confidence <= 1.0:
+                skip("error", f"can_handle returned {confidence}, expected a value in [0, 1]")
+                continue
+            if confidence == 0.0 or self._weight(registered, request) == 0.0:
+                skip(
+                    "skipped",
+                    "can_handle returned 0 for this request"
+                    if confidence == 0.0
+                    else "weight is 0",
+                    confidence,
+                )
+                continue
+            candidates.append((registered, confidence))
+
+        renderer = renderer_for(request.output)
+        frame = tokenizer.count(renderer.render([], request).counted)
+        usable = max(0, request.budget - frame)
+        shares = self._allocator.allocate(
+            usable,
+            [
+                AllocationRequest(
+                    name=registered.strategy.name,
+                    weight=self._weight(registered, request),
+                    quality=registered.strategy.quality,
+                    confidence=confidence,
+                    floor_tokens=self.settings.strategy(registered.strategy.name).floor_tokens,
+                    cap_fraction=self.settings.strategy(registered.strategy.name).cap_fraction,
+                )
+                for registered, confidence in candidates
+            ],
+        )
+        executor = self.settings.executor
+        plans = [
+            PlannedRun(
+                registered=registered,
+                confidence=confidence,
+                allocated_tokens=shares[registered.strategy.name],
+                deadline_ms=self.settings.strategy(registered.strategy.name).deadline_ms
+                or executor.strategy_deadline_ms,
+            )
+            for registered, confidence in candidates
+        ]
+        return plans, skipped
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        self.store.close()
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)
+
+
+def _final_reports(reports: Sequence[StrategyReport], packed: Packed) -> tuple[StrategyReport, ...]:
+    """Reports with accepted counts and used tokens from what was packed, by name."""
+    accepted: dict[str, int] = {}
+    used: dict[str, int] = {}
+    for selected in packed.selected:
+        for vote in selected.item.provenance:
+            accepted[vote.strategy] = accepted.get(vote.strategy, 0) + 1
+            used[vote.strategy] = used.get(vote.strategy, 0) + selected.tokens
+    return tuple(
+        report.model_copy(
+            update={
+                "accepted": accepted.get(report.name, 0),
+                "used_tokens": used.get(report.name, 0),
+            }
+        )
+        for report in sorted(reports, key=lambda r: r.name)
+    )

@@ -1,0 +1,153 @@
+"""Render selected fragments as markdown, xml, json or chat messages.
+
+Each renderer says exactly which text counts against the budget (`Rendered.counted`), so
+the packer's token accounting is the accounting of what is emitted, headers and separators
+included.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+from xml.sax.saxutils import escape, quoteattr
+
+from .models import ChatMessage, ContextFragment, ContextRequest, OutputFormat
+
+SYSTEM_PROMPT = (
+    "Use the context below to answer. Each part names its source path and lines; cite them."
+)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """Rendered output and the exact text whose tokens count against the budget."""
+
+    text: str
+    messages: tuple[ChatMessage, ...] = ()
+
+    @property
+    def counted(self) -> str:
+        """For chat messages every role and content counts, as `role\\ncontent\\n`."""
+        if self.messages:
+            return "".join(f"{m.role}\n{m.content}\n" for m in self.messages)
+        return self.text
+
+
+class Renderer(Protocol):
+    """Turns an ordered list of fragments into output."""
+
+    separator: str
+
+    def block(self, fragment: ContextFragment) -> str:
+        """One fragment's text as it appears in the output."""
+        ...
+
+    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
+        """The whole output for these fragments, in this order."""
+        ...
+
+
+def _location(fragment: ContextFragment) -> str:
+    source = fragment.source
+    return f"{source.path}:{source.start_line}-{source.end_line}"
+
+
+def _fence(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return fence
+
+
+class MarkdownRenderer:
+    """A heading per fragment with path and lines; code in fenced blocks."""
+
+    separator = "\n\n"
+
+    def block(self, fragment: ContextFragment) -> str:
+        if fragment.detail_depth == 0:
+            return f"- {fragment.text}"
+        title = fragment.metadata.get("title", "")
+        header = f"### {_location(fragment)}" + (f" · {title}" if title else "")
+        language = fragment.metadata.get("language", "")
+        if language:
+            fence = _fence(fragment.text)
+            return f"{header}\n{fence}{language}\n{fragment.text}\n{fence}"
+        return f"{header}\n\n{fragment.text}"
+
+    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
+        return Rendered(self.separator.join(self.block(f) for f in fragments))
+
+
+class XmlRenderer:
+    """`<documents>` holding one `<document source=... lines=...>` per fragment."""
+
+    separator = "\n"
+
+    def block(self, fragment: ContextFragment) -> str:
+        source = fragment.source
+        lines = f"{source.start_line}-{source.end_line}"
+        attributes = (
+            f"source={quoteattr(source.path)} lines={quoteattr(lines)}"
+            f' uri={quoteattr(fragment.uko_uri)} depth="{fragment.detail_depth}"'
+        )
+        return f"<document {attributes}>\n{escape(fragment.text)}\n</document>"
+
+    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
+        if not fragments:
+            return Rendered("")
+        body = self.separator.join(self.block(f) for f in fragments)
+        return Rendered(f"<documents>\n{body}\n</documents>")
+
+
+class JsonRenderer:
+    """A JSON array, one object per fragment on its own line."""
+
+    separator = ",\n"
+
+    def block(self, fragment: ContextFragment) -> str:
+        source = fragment.source
+        return json.dumps(
+            {
+                "source": source.path,
+                "lines": [source.start_line, source.end_line],
+                "uri": fragment.uko_uri,
+                "depth": fragment.detail_depth,
+                "text": fragment.text,
+            },
+            ensure_ascii=False,
+        )
+
+    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
+        return Rendered("[\n" + self.separator.join(self.block(f) for f in fragments) + "\n]")
+
+
+class MessagesRenderer:
+    """A system message carrying the context (as markdown), then the user's messages."""
+
+    def __init__(self) -> None:
+        self._markdown = MarkdownRenderer()
+        self.separator = self._markdown.separator
+
+    def block(self, fragment: ContextFragment) -> str:
+        return self._markdown.block(fragment)
+
+    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
+        context = self._markdown.render(fragments, request).text
+        system = f"{SYSTEM_PROMPT}\n\n{context}" if context else SYSTEM_PROMPT
+        conversation = request.messages or (ChatMessage(role="user", content=request.query),)
+        messages = (ChatMessage(role="system", content=system), *conversation)
+        return Rendered(system, messages)
+
+
+def renderer_for(output: OutputFormat) -> Renderer:
+    """The renderer for an output format."""
+    renderers: dict[OutputFormat, type[Renderer]] = {
+        OutputFormat.MARKDOWN: MarkdownRenderer,
+        OutputFormat.XML: XmlRenderer,
+        OutputFormat.JSON: JsonRenderer,
+        OutputFormat.MESSAGES: MessagesRenderer,
+    }
+    return renderers[output]()

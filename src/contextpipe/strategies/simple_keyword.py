@@ -1,0 +1,78 @@
+"""`simple-keyword`: BM25 keyword and phrase search over the text index; the universal
+fallback that works on any store with a text backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..backends import TEXT, Backends
+from ..config import Settings
+from ..errors import ConfigError
+from ..hookspecs import hookimpl
+from ..models import Candidate, ContextRequest
+from ..store.embedded import query_terms
+from ..strategy import ContextStrategy
+
+NAME = "simple-keyword"
+
+
+class KeywordOptions(BaseModel):
+    """`[strategies.simple-keyword.options]`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_results: int = Field(default=40, ge=1, le=1000)
+
+
+class SimpleKeywordStrategy:
+    """Keyword search: quoted phrases and words of the query, ranked by BM25."""
+
+    name = NAME
+    quality = 0.3
+    required_backends = frozenset({TEXT})
+
+    def __init__(self, options: KeywordOptions) -> None:
+        self._options = options
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        return 1.0 if query_terms(request.query) else 0.0
+
+    def retrieve(
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> Sequence[Candidate]:
+        if backends.text is None:
+            return []
+        hits = backends.text.search(request.query, self._options.max_results, request.filters)
+        candidates: list[Candidate] = []
+        spent = 0
+        for hit in hits:
+            if spent + hit.fragment.token_count > budget:
+                continue
+            spent += hit.fragment.token_count
+            terms = ", ".join(hit.matched_terms) or "query terms"
+            candidates.append(
+                Candidate(fragment=hit.fragment, score=hit.score, reason=f"BM25 matched {terms}")
+            )
+        return candidates
+
+    def explain(self) -> str:
+        return (
+            "Searches the full-text index (SQLite FTS5, Porter stemming, identifiers split into "
+            "words) for the query's words and quoted phrases, ranked by BM25. User text is "
+            "always quoted, never read as search syntax. Options: max_results (default 40)."
+        )
+
+
+@hookimpl
+def contextpipe_strategies(settings: Settings) -> Sequence[ContextStrategy]:
+    """Register `simple-keyword`, configured from `[strategies.simple-keyword.options]`."""
+    try:
+        options = KeywordOptions.model_validate(settings.strategy(NAME).options)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(part) for part in error["loc"])
+        raise ConfigError(f"strategies.{NAME}.options.{key}: {error['msg']}") from None
+    return [SimpleKeywordStrategy(options)]

