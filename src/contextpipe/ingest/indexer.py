@@ -32,11 +32,6 @@ class IndexSummary:
     skipped: Counter[str] = field(default_factory=Counter[str])
     seconds: float = 0.0
 
-    @property
-    def changed(self) -> bool:
-        """Whether the run wrote anything."""
-        return bool(self.indexed or self.removed)
-
 
 ProgressCallback = Callable[[str], None]
 

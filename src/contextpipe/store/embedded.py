@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS fragments (
 CREATE INDEX IF NOT EXISTS fragments_by_uri ON fragments(uri, depth);
 CREATE INDEX IF NOT EXISTS fragments_by_path ON fragments(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    text, words, tokenize = 'porter unicode61 remove_diacritics 2'
+    title, text, words, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
 
@@ -61,6 +61,8 @@ _FRAGMENT_COLUMNS = (
     " content_hash, modified_at"
 )
 
+# A heading or definition name that matches says more than a word in the body.
+_TITLE_WEIGHT = 3.0
 _QUALIFIED_COLUMNS = ", ".join(f"fragments.{c.strip()}" for c in _FRAGMENT_COLUMNS.split(","))
 
 # Words too common to say anything about relevance; they only slow OR queries down.
@@ -169,11 +171,6 @@ class EmbeddedStore:
             connection.close()
             self._local.connection = None
 
-    def meta(self, key: str) -> str | None:
-        """A value of the store's metadata (schema version, tokenizer)."""
-        row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
     @contextmanager
     def writer(self) -> Generator[StoreWriter]:
         """A write transaction: everything inside commits together or not at all."""
@@ -225,7 +222,7 @@ class EmbeddedStore:
         rows = (
             self._reader()
             .execute(
-                f"SELECT {_QUALIFIED_COLUMNS}, bm25(fts, 1.0, 0.5) AS rank FROM fts"
+                f"SELECT {_QUALIFIED_COLUMNS}, bm25(fts, {_TITLE_WEIGHT}, 1.0, 0.5) AS rank FROM fts"
                 " JOIN fragments ON fragments.rowid = fts.rowid"
                 f" WHERE fts MATCH ? {where} ORDER BY rank, fragments.id LIMIT ?",
                 (fts_expression(terms), *params, limit),
@@ -314,9 +311,15 @@ class StoreWriter:
                 ),
             )
             if fragment.detail_depth == 9:
+                title = f"{item.title} {source.path}"
                 self._connection.execute(
-                    "INSERT INTO fts(rowid, text, words) VALUES (?, ?, ?)",
-                    (cursor.lastrowid, fragment.text, identifier_words(fragment.text)),
+                    "INSERT INTO fts(rowid, title, text, words) VALUES (?, ?, ?, ?)",
+                    (
+                        cursor.lastrowid,
+                        f"{title} {identifier_words(title)}",
+                        fragment.text,
+                        identifier_words(fragment.text),
+                    ),
                 )
 
 

@@ -1,0 +1,17 @@
+"""Names vulture cannot see being used: read by pydantic, pluggy, click or by plugins."""
+
+from contextpipe import cli
+from contextpipe.config import TokenizerSettings
+from contextpipe.hookspecs import contextpipe_strategies
+from contextpipe.models import AssembledContext, ContextRequest
+
+TokenizerSettings._known  # pydantic field validator
+ContextRequest._query_not_blank  # pydantic field validator
+ContextRequest.focus  # request field, read by focus-aware strategies
+AssembledContext.timings_ms  # result field, serialised
+contextpipe_strategies  # pluggy hook specification
+cli.init  # click commands
+cli.config_init
+cli.config_show
+cli.schema
+cli.main  # console-script entry point
