@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -64,22 +64,16 @@ def _fresh_reports(name: str) -> Path:
 def tests(session: nox.Session) -> None:
     """behave scenarios under features/, measured by coverage."""
     junit = _fresh_reports("behave")
-    session.run(
-        "coverage", "run", "-m", "behave", "features",
-        "--format", "progress", "--junit", "--junit-directory", str(junit),
-        env=COVERAGE_ENV,
-    )
+    behave = "coverage run -m behave features --format progress --junit".split()
+    session.run(*behave, "--junit-directory", str(junit), env=COVERAGE_ENV)
 
 
 @nox.session
 def robot(session: nox.Session) -> None:
     """Robot Framework suites under robot/: the real CLI in fresh temporary folders."""
     output = _fresh_reports("robot")
-    session.run(
-        "robot", "--outputdir", str(output), "--xunit", "xunit.xml", "--consolecolors", "off",
-        "robot",
-        env=COVERAGE_ENV,
-    )
+    robot = "robot --xunit xunit.xml --consolecolors off".split()
+    session.run(*robot, "--outputdir", str(output), "robot", env=COVERAGE_ENV)
 
 
 @nox.session
@@ -93,8 +87,9 @@ def coverage(session: nox.Session) -> None:
 def dead_code(session: nox.Session) -> None:
     """vulture over src/ (with the whitelist of names only frameworks call)."""
     session.run(
-        "vulture", "src", "tools/vulture_whitelist.py", "--min-confidence", "60",
-        "--ignore-names", "model_config",
+        *"vulture src tools/vulture_whitelist.py --min-confidence 60".split(),
+        "--ignore-names",
+        "model_config",
     )
 
 
@@ -102,12 +97,10 @@ def dead_code(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """asv benchmarks, once each (quick), against the installed package."""
     session.run("asv", "machine", "--yes", "--config", "benchmarks/asv.conf.json")
-    session.run(
-        "asv", "run", "--config", "benchmarks/asv.conf.json", "--python=same", "--quick",
-        "--show-stderr", "--set-commit-hash", _head(), env={"CONTEXTPIPE_BENCH_QUICK": "1"},
-    )
+    run = "asv run --config benchmarks/asv.conf.json --python=same --quick --show-stderr".split()
+    session.run(*run, "--set-commit-hash", _head(), env={"CONTEXTPIPE_BENCH_QUICK": "1"})
 
 
 def _head() -> str:
-    head = os.popen("git rev-parse HEAD").read().strip()  # noqa: S605 - fixed command
-    return head or "0" * 40
+    done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+    return done.stdout.strip() or "0" * 40

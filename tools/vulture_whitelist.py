@@ -1,4 +1,5 @@
 """Names vulture cannot see being used: read by pydantic, pluggy, click or by plugins."""
+# ruff: noqa: B018  (vulture whitelists are bare expressions by design)
 
 from contextpipe import cli
 from contextpipe.config import TokenizerSettings

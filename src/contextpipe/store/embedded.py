@@ -222,7 +222,7 @@ class EmbeddedStore:
         rows = (
             self._reader()
             .execute(
-                f"SELECT {_QUALIFIED_COLUMNS}, bm25(fts, {_TITLE_WEIGHT}, 1.0, 0.5) AS rank FROM fts"
+                f"SELECT {_QUALIFIED_COLUMNS}, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank FROM fts"
                 " JOIN fragments ON fragments.rowid = fts.rowid"
                 f" WHERE fts MATCH ? {where} ORDER BY rank, fragments.id LIMIT ?",
                 (fts_expression(terms), *params, limit),
