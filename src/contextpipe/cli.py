@@ -15,12 +15,17 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import __version__
-from .config import CONFIG_FILENAME, default_config_toml, effective_items, load_settings
+from .config import (
+    CONFIG_FILENAME,
+    effective_items,
+    load_settings,
+)
 from .errors import ContextpipeError
 from .ingest.indexer import IndexSummary
 from .logs import configure_logging
 from .models import OutputFormat, RequestFilters, StrategySelection, json_schema
 from .pipeline import Pipeline
+from .registry import commented_default_config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -91,7 +96,7 @@ def init(obj: _Context) -> None:
     if target.exists():
         click.echo(f"{target} already exists; left as it is.")
     else:
-        target.write_text(default_config_toml(), encoding="utf-8")
+        target.write_text(commented_default_config(), encoding="utf-8")
         click.echo(f"wrote {target}")
     click.echo('next: contextpipe index PATH, then contextpipe query "your question"')
 
@@ -269,7 +274,7 @@ def config_init(obj: _Context, force: bool) -> None:
     target = obj.config or Path(CONFIG_FILENAME)
     if target.exists() and not force:
         _fail(f"{target} already exists; pass --force to overwrite it")
-    target.write_text(default_config_toml(), encoding="utf-8")
+    target.write_text(commented_default_config(), encoding="utf-8")
     click.echo(f"wrote {target}")
 
 

@@ -25,7 +25,8 @@ ENV_PREFIX = "CONTEXTPIPE_"
 #: Comma-separated plugin names to disable, on top of `plugins.deny`.
 DISABLE_PLUGINS_ENV = "CONTEXTPIPE_DISABLE_PLUGINS"
 
-_STRICT = ConfigDict(extra="forbid", validate_assignment=True)
+# TOML values are typed: a string where a number belongs is a mistake, not a conversion.
+_STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
 
 
 class StoreSettings(BaseModel):
@@ -185,10 +186,6 @@ class StrategySettings(BaseModel):
     )
 
 
-def _default_strategies() -> dict[str, StrategySettings]:
-    return {"simple-keyword": StrategySettings(options={"max_results": 40})}
-
-
 class Settings(BaseModel):
     """Every tunable of contextpipe."""
 
@@ -202,7 +199,7 @@ class Settings(BaseModel):
     packing: PackingSettings = Field(default_factory=PackingSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     plugins: PluginSettings = Field(default_factory=PluginSettings)
-    strategies: dict[str, StrategySettings] = Field(default_factory=_default_strategies)
+    strategies: dict[str, StrategySettings] = Field(default_factory=dict[str, StrategySettings])
 
     def strategy(self, name: str) -> StrategySettings:
         """Settings for strategy `name`, defaults when config does not mention it."""
@@ -217,11 +214,18 @@ class LoadedSettings(BaseModel):
     settings: Settings
     sources: dict[str, str]
     project_dir: Path
+    files: dict[str, str] = Field(default_factory=dict[str, str], repr=False)
 
     @property
     def store_path(self) -> Path:
         """The store directory, resolved against the project directory."""
         return (self.project_dir / self.settings.store.path).resolve()
+
+    def located(self, error: ConfigError) -> ConfigError:
+        """`error` prefixed with the file and line (or variable) that set its key."""
+        if error.key is None:
+            return error
+        return ConfigError(f"{_where(error.key, self.sources, self.files)}: {error}", error.key)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -283,8 +287,10 @@ def _key_line(text: str, dotted: str) -> int | None:
             if table == parts:
                 return number
             continue
-        if (match := assign.match(line)) and [*table, match.group(2)] == parts[: len(table) + 1]:
-            return number
+        if match := assign.match(line):
+            key = [*table, *(p.strip().strip('"') for p in match.group(2).split("."))]
+            if key == parts[: len(key)]:
+                return number
     return None
 
 
@@ -304,12 +310,15 @@ def _validate(
     except ValidationError as exc:
         error = exc.errors()[0]
         dotted = ".".join(str(part) for part in error["loc"])
-        source = _source_of(dotted, sources)
-        where = source
-        if source in files:
-            line = _key_line(files[source], dotted)
-            where = f"{source}:{line}" if line else source
+        where = _where(dotted, sources, files)
         raise ConfigError(f"{where}: {dotted}: {_describe_error(error)}") from None
+
+
+def _where(dotted: str, sources: Mapping[str, str], files: Mapping[str, str]) -> str:
+    """`file:line` (or the environment variable, or "defaults") that set `dotted`."""
+    source = _source_of(dotted, sources)
+    line = _key_line(files[source], dotted) if source in files else None
+    return f"{source}:{line}" if line else source
 
 
 def _source_of(dotted: str, sources: Mapping[str, str]) -> str:
@@ -371,7 +380,7 @@ def load_settings(
         sources[dotted] = "command line"
 
     settings = _validate(merged, sources, files)
-    return LoadedSettings(settings=settings, sources=sources, project_dir=project)
+    return LoadedSettings(settings=settings, sources=sources, project_dir=project, files=files)
 
 
 def disabled_plugins(
@@ -406,30 +415,28 @@ def _comment(text: str) -> str:
 
 
 def _write_table(lines: list[str], header: str, model: BaseModel) -> None:
+    """A TOML table of the model's fields, each preceded by its description."""
     lines.append(f"[{header}]")
-    subtables: list[tuple[str, str, dict[str, Any]]] = []
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         description = field.description or ""
         if isinstance(value, dict):
-            subtables.append((name, description, cast(dict[str, Any], value)))
-        elif value is None:
+            continue  # sub-tables (strategy options) are written by their owner
+        if value is None:
             lines.append(_comment(f"{description} Unset by default."))
             lines.append(f"# {name} =")
         else:
             lines.append(_comment(description))
             lines.append(tomli_w.dumps({name: value}).strip())
     lines.append("")
-    for name, description, value in subtables:
-        lines.append(_comment(description))
-        lines.append(f"[{header}.{name}]")
-        if value:
-            lines.append(tomli_w.dumps(value).strip())
-        lines.append("")
 
 
-def default_config_toml() -> str:
-    """The commented default `config.toml` that `contextpipe config init` writes."""
+def default_config_toml(strategy_options: Mapping[str, BaseModel | None] | None = None) -> str:
+    """The commented default `config.toml` that `contextpipe config init` writes.
+
+    `strategy_options` maps each strategy name to its options model (defaults and field
+    descriptions), so plugins' own settings are written and commented like the core's.
+    """
     settings = Settings()
     lines = [
         "# contextpipe configuration. Every key is shown with its default.",
@@ -441,9 +448,11 @@ def default_config_toml() -> str:
         if isinstance(value, BaseModel):
             lines.append(_comment(str(type(value).__doc__).strip()))
             _write_table(lines, name, value)
-    lines.append(_comment(str(StrategySettings.__doc__).strip()))
-    for strategy_name, strategy in settings.strategies.items():
-        _write_table(lines, f"strategies.{strategy_name}", strategy)
+    for strategy_name, options in sorted((strategy_options or {}).items()):
+        lines.append(_comment(f"Strategy {strategy_name}: {StrategySettings.__doc__}"))
+        _write_table(lines, f"strategies.{strategy_name}", StrategySettings())
+        if options is not None:
+            _write_table(lines, f"strategies.{strategy_name}.options", options)
     text = "\n".join(lines).rstrip() + "\n"
     tomllib.loads(text)  # what we write must read back
     return text

@@ -8,7 +8,14 @@ class ContextpipeError(Exception):
 
 
 class ConfigError(ContextpipeError):
-    """A configuration file, environment variable or flag holds a value that is not allowed."""
+    """A configuration file, environment variable or flag holds a value that is not allowed.
+
+    `key` is the dotted key at fault, when known, so that the file and line can be named.
+    """
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class BudgetError(ContextpipeError, ValueError):

@@ -36,10 +36,13 @@ class PlannedRun:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """A strategy's report and the candidates accepted from it, best first."""
+    """A strategy's report, the candidates accepted from it (best first), and those cut
+    because they went beyond its allocation.
+    """
 
     report: StrategyReport
     candidates: tuple[Candidate, ...]
+    cut: tuple[Candidate, ...] = ()
 
 
 class _ContractError(Exception):
@@ -69,8 +72,8 @@ def _run_in_daemon_thread(call: Callable[[], object]) -> asyncio.Future[object]:
     return future
 
 
-def _accept(raw: object, allocation: int) -> tuple[tuple[Candidate, ...], str]:
-    """Validate a strategy's output and cut it to its allocation."""
+def _accept(raw: object, allocation: int) -> tuple[list[Candidate], list[Candidate]]:
+    """Validate a strategy's output; split it into what fits its allocation and the rest."""
     if not isinstance(raw, list | tuple):
         raise _ContractError(
             f"retrieve() returned {type(raw).__name__}, expected a list of Candidate"
@@ -89,18 +92,20 @@ def _accept(raw: object, allocation: int) -> tuple[tuple[Candidate, ...], str]:
                 f"malformed candidate #{position}: {where}: {first['msg']}"
             ) from None
     kept: list[Candidate] = []
+    cut: list[Candidate] = []
     spent: dict[str, int] = {}
+    total = 0
     for candidate in candidates:
         fragment = candidate.fragment
         # Depth alternatives of one node are counted once, at their largest.
         extra = max(0, fragment.token_count - spent.get(fragment.uko_uri, 0))
-        if sum(spent.values()) + extra > allocation:
+        if total + extra > allocation:
+            cut.append(candidate)
             continue
         spent[fragment.uko_uri] = spent.get(fragment.uko_uri, 0) + extra
+        total += extra
         kept.append(candidate)
-    cut = len(candidates) - len(kept)
-    reason = f"cut {cut} candidates over its allocation of {allocation} tokens" if cut else ""
-    return tuple(kept), reason
+    return kept, cut
 
 
 class StrategyExecutor:
@@ -131,7 +136,8 @@ class StrategyExecutor:
             status: StrategyStatus,
             reason: str,
             proposed: int = 0,
-            accepted: tuple[Candidate, ...] = (),
+            accepted: Sequence[Candidate] = (),
+            cut: Sequence[Candidate] = (),
         ) -> RunOutcome:
             report = StrategyReport(
                 name=strategy.name,
@@ -143,7 +149,7 @@ class StrategyExecutor:
                 proposed=proposed,
                 elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
             )
-            return RunOutcome(report, accepted)
+            return RunOutcome(report, tuple(accepted), tuple(cut))
 
         def call() -> object:
             return strategy.retrieve(request, backends, plan.allocated_tokens)
@@ -159,11 +165,16 @@ class StrategyExecutor:
             if inspect.isawaitable(raw):
                 raise _ContractError("retrieve() returned an awaitable from a plain method")
             accepted, cut = _accept(raw, plan.allocated_tokens)
+            proposed = len(accepted) + len(cut)
         except TimeoutError:
             return outcome("timeout", f"no answer within its deadline of {deadline_ms} ms")
         except _ContractError as exc:
             return outcome("error", str(exc))
         except Exception as exc:  # a plugin's failure is reported, never raised
             return outcome("error", f"{type(exc).__name__}: {exc}")
-        proposed = len(cast(Sequence[object], raw))
-        return outcome("ok", cut, proposed, accepted)
+        reason = (
+            f"cut {len(cut)} candidates over its allocation of {plan.allocated_tokens} tokens"
+            if cut
+            else ""
+        )
+        return outcome("ok", reason, proposed, accepted, cut)

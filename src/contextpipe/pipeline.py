@@ -20,14 +20,16 @@ from pydantic import ValidationError
 from .backends import Backends
 from .budget import AllocationRequest, BudgetAllocator, check_budget
 from .config import LoadedSettings, load_settings
-from .errors import ContextpipeError
-from .executor import PlannedRun, StrategyExecutor
-from .fusion import RankedList, fuse
+from .errors import ConfigError, ContextpipeError
+from .executor import PlannedRun, RunOutcome, StrategyExecutor
+from .fusion import FusedItem, RankedList, fuse
 from .ingest.indexer import IndexSummary, ProgressCallback, index_folder
 from .logs import configure_logging, logger
 from .models import (
     AssembledContext,
+    ContextFragment,
     ContextRequest,
+    DroppedFragment,
     ResultFragment,
     StrategyReport,
     StrategyStatus,
@@ -76,7 +78,10 @@ class Pipeline:
             settings_overrides,
             environ,
         )
-        registry = StrategyRegistry.discover(loaded.settings, environ)
+        try:
+            registry = StrategyRegistry.discover(loaded.settings, environ)
+        except ConfigError as exc:  # a plugin rejected its options: name file and line
+            raise loaded.located(exc) from None
         return cls(loaded, EmbeddedStore(loaded.store_path), registry)
 
     @property
@@ -191,7 +196,8 @@ class Pipeline:
                 },
             ),
         )
-        packed = packer.pack(fused, request, self.store.variants)
+        fragments = backends.fragments
+        packed = packer.pack(fused, request, fragments.variants if fragments else _no_variants)
         timings["packing"] = _ms(mark)
 
         reports = _final_reports([o.report for o in outcomes] + skipped, packed)
@@ -212,7 +218,7 @@ class Pipeline:
                 for s in packed.selected
             ),
             strategies=reports,
-            dropped=packed.dropped,
+            dropped=_with_cut(packed, fused, outcomes),
             elapsed_ms=_ms(started),
             timings_ms=timings,
         )
@@ -242,6 +248,7 @@ class Pipeline:
     def _backends(self) -> Backends:
         if not self.store.exists():
             return Backends()
+        self.store.check()
         return Backends(fragments=self.store, text=self.store)
 
     def _weight(self, registered: RegisteredStrategy, request: ContextRequest) -> float:
@@ -349,6 +356,38 @@ class Pipeline:
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
+
+
+def _no_variants(uko_uri: str) -> Sequence[ContextFragment]:
+    return ()
+
+
+def _with_cut(
+    packed: Packed, fused: Sequence[FusedItem], outcomes: Sequence[RunOutcome]
+) -> tuple[DroppedFragment, ...]:
+    """The packer's dropped list plus candidates cut at their strategy's allocation, unless
+    the same content reached the packer through another strategy.
+    """
+    seen = {item.fragment.id for item in fused} | {item.fragment.uko_uri for item in fused}
+    extra: list[DroppedFragment] = []
+    for outcome in outcomes:
+        for candidate in outcome.cut:
+            fragment = candidate.fragment
+            if fragment.id in seen or fragment.uko_uri in seen:
+                continue
+            seen.add(fragment.id)
+            extra.append(
+                DroppedFragment(
+                    id=fragment.id,
+                    uko_uri=fragment.uko_uri,
+                    reason=(
+                        f"budget: over the allocation of {outcome.report.name} "
+                        f"({outcome.report.allocated_tokens} tokens); needs "
+                        f"{fragment.token_count}"
+                    ),
+                )
+            )
+    return packed.dropped + tuple(extra)
 
 
 def _final_reports(reports: Sequence[StrategyReport], packed: Packed) -> tuple[StrategyReport, ...]:

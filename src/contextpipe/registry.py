@@ -12,9 +12,11 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Literal, cast
 
 import pluggy
+from pydantic import BaseModel
 
 from . import hookspecs
-from .config import Settings, disabled_plugins
+from .config import Settings, default_config_toml, disabled_plugins
+from .errors import ConfigError
 from .strategy import ContextStrategy
 
 PluginStatus = Literal["ok", "broken", "disabled"]
@@ -127,7 +129,8 @@ class StrategyRegistry:
         try:
             self._manager.register(plugin, name=name)
         except Exception as exc:
-            return broken(f"registration failed: {type(exc).__name__}: {exc}")
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            return broken(f"registration failed: {type(exc).__name__}: {first_line}")
         others = [p for p in self._manager.get_plugins() if p is not plugin]
         caller = self._manager.subset_hook_caller("contextpipe_strategies", others)
         if not caller.get_hookimpls():
@@ -135,9 +138,15 @@ class StrategyRegistry:
             return broken("defines no contextpipe_strategies hook")
         try:
             results: list[object] = caller(settings=self._settings)
+        except ConfigError:
+            self._manager.unregister(plugin)
+            raise  # the user's settings are at fault, not the plugin: stop and name the key
         except Exception as exc:
             self._manager.unregister(plugin)
             return broken(f"contextpipe_strategies raised {type(exc).__name__}: {exc}")
+        if not results:  # pluggy drops a None result
+            self._manager.unregister(plugin)
+            return broken("contextpipe_strategies returned None, not a list of strategies")
         strategies: list[ContextStrategy] = []
         for result in results:
             if not isinstance(result, Iterable) or isinstance(result, str | bytes):
@@ -163,6 +172,18 @@ class StrategyRegistry:
     def get(self, name: str) -> RegisteredStrategy | None:
         """The registered strategy called `name`."""
         return self.strategies.get(name)
+
+
+def commented_default_config() -> str:
+    """The default config.toml, with the options of every strategy installed here: what
+    `contextpipe config init` writes.
+    """
+    registry = StrategyRegistry.discover(Settings())
+    options: dict[str, BaseModel | None] = {}
+    for name, registered in registry.strategies.items():
+        model = getattr(registered.strategy, "options", None)
+        options[name] = model if isinstance(model, BaseModel) else None
+    return default_config_toml(options)
 
 
 def _unique(found: Iterable[EntryPoint]) -> Iterable[EntryPoint]:

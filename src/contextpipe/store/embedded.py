@@ -23,7 +23,7 @@ from ..errors import StoreError
 from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -161,8 +161,19 @@ class EmbeddedStore:
                     f"{self.directory}: no index here; run `contextpipe index PATH` first"
                 )
             connection = self._connect()
+            version = _schema_version(connection)
+            if version != SCHEMA_VERSION:
+                connection.close()
+                raise StoreError(
+                    f"{self.directory}: index has layout {version}, this contextpipe reads "
+                    f"{SCHEMA_VERSION}; run `contextpipe index PATH` to rebuild it"
+                )
             self._local.connection = connection
         return connection
+
+    def check(self) -> None:
+        """Raise `StoreError` unless the index exists and has this version's layout."""
+        self._reader()
 
     def close(self) -> None:
         """Close this thread's reader connection."""
@@ -177,17 +188,15 @@ class EmbeddedStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         connection = self._connect()
         try:
-            connection.executescript(_SCHEMA)
-            version = connection.execute(
-                "SELECT value FROM meta WHERE key = 'schema_version'"
-            ).fetchone()
-            if version is not None and version[0] != SCHEMA_VERSION:
-                raise StoreError(
-                    f"{self.database}: written by schema {version[0]}, this version reads "
-                    f"{SCHEMA_VERSION}; delete {self.directory} and index again"
-                )
             connection.execute("BEGIN IMMEDIATE")
             try:
+                if _schema_version(connection) not in (None, SCHEMA_VERSION):
+                    # An index of an older layout is rebuilt, inside this same transaction.
+                    for table in ("fts", "fragments", "files", "meta"):
+                        connection.execute(f"DROP TABLE IF EXISTS {table}")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
                 writer = StoreWriter(connection)
                 writer.set_meta("schema_version", SCHEMA_VERSION)
                 yield writer
@@ -197,7 +206,7 @@ class EmbeddedStore:
             connection.execute("COMMIT")
         finally:
             connection.close()
-        self.close()  # readers must see the new index
+        self.close()  # this thread's reader must not keep an old schema check
 
     # -- reading -----------------------------------------------------------------------
 
@@ -321,6 +330,14 @@ class StoreWriter:
                         identifier_words(fragment.text),
                     ),
                 )
+
+
+def _schema_version(connection: sqlite3.Connection) -> str | None:
+    try:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # no meta table: nothing was ever written
+        return None
+    return None if row is None else str(row[0])
 
 
 def _filter_sql(filters: RequestFilters) -> tuple[str, list[str]]:

@@ -24,7 +24,9 @@ class KeywordOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_results: int = Field(default=40, ge=1, le=1000)
+    max_results: int = Field(
+        default=40, ge=1, le=1000, description="Most keyword hits proposed per request (1-1000)."
+    )
 
 
 class SimpleKeywordStrategy:
@@ -35,7 +37,7 @@ class SimpleKeywordStrategy:
     required_backends = frozenset({TEXT})
 
     def __init__(self, options: KeywordOptions) -> None:
-        self._options = options
+        self.options = options
 
     def can_handle(self, request: ContextRequest, backends: Backends) -> float:
         return 1.0 if query_terms(request.query) else 0.0
@@ -45,18 +47,16 @@ class SimpleKeywordStrategy:
     ) -> Sequence[Candidate]:
         if backends.text is None:
             return []
-        hits = backends.text.search(request.query, self._options.max_results, request.filters)
-        candidates: list[Candidate] = []
-        spent = 0
-        for hit in hits:
-            if spent + hit.fragment.token_count > budget:
-                continue
-            spent += hit.fragment.token_count
-            terms = ", ".join(hit.matched_terms) or "query terms"
-            candidates.append(
-                Candidate(fragment=hit.fragment, score=hit.score, reason=f"BM25 matched {terms}")
+        # Best first; the executor keeps what fits the allocation and lists the rest as dropped.
+        hits = backends.text.search(request.query, self.options.max_results, request.filters)
+        return [
+            Candidate(
+                fragment=hit.fragment,
+                score=hit.score,
+                reason=f"BM25 matched {', '.join(hit.matched_terms) or 'query terms'}",
             )
-        return candidates
+            for hit in hits
+        ]
 
     def explain(self) -> str:
         return (
@@ -73,6 +73,7 @@ def contextpipe_strategies(settings: Settings) -> Sequence[ContextStrategy]:
         options = KeywordOptions.model_validate(settings.strategy(NAME).options)
     except ValidationError as exc:
         error = exc.errors()[0]
-        key = ".".join(str(part) for part in error["loc"])
-        raise ConfigError(f"strategies.{NAME}.options.{key}: {error['msg']}") from None
+        key = f"strategies.{NAME}.options." + ".".join(str(part) for part in error["loc"])
+        problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        raise ConfigError(f"{key}: {problem}", key) from None
     return [SimpleKeywordStrategy(options)]

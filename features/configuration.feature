@@ -1,0 +1,144 @@
+Feature: Configuration
+  Every tunable lives in config.toml, read with tomllib and validated by pydantic. A
+  mistake stops with one line naming the file, the line, the key and what is allowed.
+  Values come from, in order of precedence: the command line, `CONTEXTPIPE_SECTION__KEY`
+  environment variables, the project's config.toml, and the defaults; `config show`
+  says where each value came from. `config init` writes every default with a comment.
+
+  Scenario Outline: A mistake in config.toml stops with one line naming file, line and key (<mistake>)
+    Given the project config file:
+      """
+      # contextpipe settings for this project
+
+      [<section>]
+      <setting> = <value>
+      """
+    When the configuration is loaded
+    Then loading fails with the one-line error "config.toml:4: <key>: <what>"
+    And the error starts with the path of the config file followed by ":4:"
+
+    Examples:
+      | mistake              | section                    | setting      | value             | key                              | what                                                  |
+      | unknown key          | packing                    | mmr_lamda    | 0.5               | packing.mmr_lamda                | unknown key                                           |
+      | wrong type           | budget                     | default      | "lots"            | budget.default                   | Input should be a valid integer                        |
+      | number written as text | budget                   | default      | "4000"            | budget.default                   | Input should be a valid integer (got '4000')          |
+      | wrong type of list   | plugins                    | deny         | "simple-keyword"  | plugins.deny                     | Input should be a valid list                           |
+      | not a boolean        | strategies.simple-keyword  | enabled      | "maybe"           | strategies.simple-keyword.enabled | Input should be a valid boolean                       |
+      | above the maximum    | packing                    | mmr_lambda   | 1.5               | packing.mmr_lambda               | Input should be less than or equal to 1 (got 1.5)     |
+      | below the minimum    | strategies.simple-keyword  | weight       | -1                | strategies.simple-keyword.weight | Input should be greater than or equal to 0 (got -1)   |
+      | zero deadline        | executor                   | deadline_ms  | 0                 | executor.deadline_ms             | Input should be greater than 0 (got 0)                |
+      | unknown store backend | store                     | backend      | "postgres"        | store.backend                    | Input should be 'embedded'                             |
+
+  Scenario: An unknown section is named with its line
+    Given the project config file:
+      """
+      [budget]
+      default = 1200
+
+      [pakcing]
+      mmr_lambda = 0.5
+      """
+    When the configuration is loaded
+    Then loading fails with the one-line error "config.toml:4: pakcing: unknown key"
+
+  Scenario: A mistake written as a dotted key still names its line
+    Given the project config file:
+      """
+      # contextpipe settings for this project
+      budget.default = 1200
+      packing.mmr_lambda = 2
+      """
+    When the configuration is loaded
+    Then loading fails with the one-line error "config.toml:3: packing.mmr_lambda: Input should be less than or equal to 1 (got 2)"
+
+  Scenario: Invalid TOML is reported with the file
+    Given the project config file:
+      """
+      [packing
+      mmr_lambda = 0.5
+      """
+    When the configuration is loaded
+    Then loading fails with the one-line error "config.toml: invalid TOML"
+
+  Scenario: A mistake in an environment variable names the variable
+    Given the environment variable CONTEXTPIPE_BUDGET__DEFAULT is "-5"
+    When the configuration is loaded
+    Then loading fails with the one-line error "env CONTEXTPIPE_BUDGET__DEFAULT: budget.default: Input should be greater than 0 (got -5)"
+
+  Scenario: An environment variable for an unknown key is refused
+    Given the environment variable CONTEXTPIPE_PAKCING__MMR_LAMBDA is "0.5"
+    When the configuration is loaded
+    Then loading fails with the one-line error "env CONTEXTPIPE_PAKCING__MMR_LAMBDA: pakcing: unknown key"
+
+  Scenario: A mistake on the command line says so
+    Given the setting "packing.mmr_lambda" is 7
+    When the configuration is loaded
+    Then loading fails with the one-line error "command line: packing.mmr_lambda: Input should be less than or equal to 1 (got 7)"
+
+  Scenario: Opening a pipeline with a bad config stops with the same one-line error
+    Given the project config file:
+      """
+      [packing]
+      mmr_lamda = 0.5
+      """
+    When the pipeline is opened
+    Then loading fails with the one-line error "config.toml:2: packing.mmr_lamda: unknown key"
+
+  Scenario Outline: Precedence: <winner> wins
+    Given <file>
+    And <environment>
+    And <command line>
+    When the configuration is loaded
+    Then "budget.default" is <value> from "<winner>"
+    And "packing.mmr_lambda" is 0.75 from "defaults"
+
+    Examples:
+      | winner                          | value | file                                      | environment                                                   | command line                               |
+      | defaults                        | 4000  | no project config file                    | no environment variable                                       | no command-line setting                    |
+      | config.toml                     | 1000  | a project config file with a budget of 1000 | no environment variable                                     | no command-line setting                    |
+      | env CONTEXTPIPE_BUDGET__DEFAULT | 2000  | a project config file with a budget of 1000 | the environment variable CONTEXTPIPE_BUDGET__DEFAULT is "2000" | no command-line setting                  |
+      | command line                    | 3000  | a project config file with a budget of 1000 | the environment variable CONTEXTPIPE_BUDGET__DEFAULT is "2000" | the setting "budget.default" is 3000     |
+      | command line                    | 3000  | no project config file                    | no environment variable                                       | the setting "budget.default" is 3000       |
+
+  Scenario: Strategy settings can come from the environment
+    Given the environment variable CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWORD__WEIGHT is "2.5"
+    When the configuration is loaded
+    Then "strategies.simple-keyword.weight" is 2.5 from "env CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWORD__WEIGHT"
+    And "strategies.simple-keyword.cap_fraction" is 1.0 from "defaults"
+
+  Scenario: The effective configuration lists every key with its value and source
+    Given a project config file with a budget of 1000
+    When the configuration is loaded
+    Then every effective key is listed once, with its value and where it came from
+    And "budget.default" is 1000 from "config.toml"
+    And "tokenizer.name" is "o200k_base" from "defaults"
+
+  Scenario: The default config.toml round-trips through tomllib
+    When I generate the default config.toml
+    Then it reads back with tomllib as exactly the default settings
+
+  Scenario: The repository's config.toml is exactly what `config init` writes
+    When I generate the default config.toml
+    Then it is exactly the config.toml at the root of the repository
+
+  Scenario: A typo in a strategy's own options stops with file, line and key
+    Given the project config file:
+      """
+      [strategies.simple-keyword]
+      weight = 1.0
+
+      [strategies.simple-keyword.options]
+      max_result = 3
+      """
+    When the pipeline is opened
+    Then loading fails with the one-line error "config.toml:5: strategies.simple-keyword.options.max_result: unknown key"
+
+  Scenario: Every setting in the default config.toml is explained by a comment
+    When I generate the default config.toml
+    Then every setting in it has a comment just above it
+
+  Scenario: The default config.toml is a valid project config
+    Given the default config.toml is the project's config file
+    When the configuration is loaded
+    Then every value comes from config.toml or the defaults and equals the default
+    And "budget.default" is 4000 from "config.toml"

@@ -1,0 +1,42 @@
+"""behave hooks: every scenario gets its own temporary project folder, cleaned up after it."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from behave.model import Scenario
+from behave.runner import Context
+from hypothesis.configuration import set_hypothesis_home_dir
+
+from contextpipe.logs import configure_logging
+
+
+def before_all(context: Context) -> None:
+    context.session_tmp = Path(tempfile.mkdtemp(prefix="contextpipe-behave-"))
+    # Hypothesis keeps caches in a folder; keep it out of the repository.
+    set_hypothesis_home_dir(context.session_tmp / "hypothesis")
+    configure_logging("warning")
+
+
+def after_all(context: Context) -> None:
+    set_hypothesis_home_dir(None)
+    shutil.rmtree(context.session_tmp, ignore_errors=True)
+
+
+def before_scenario(context: Context, scenario: Scenario) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="contextpipe-scenario-"))
+    # Cleanups run last-registered first: the folder goes after everything that used it.
+    context.add_cleanup(shutil.rmtree, tmp, ignore_errors=True)
+    context.tmp = tmp
+    context.project = tmp / "project"
+    context.project.mkdir()
+    context.environ = {}
+    context.overrides = {}
+    context.pipeline = None
+    context.fragments = {}
+    context.strategies = {}
+    context.result = None
+    context.error = None
+    context.elapsed_seconds = 0.0

@@ -1,0 +1,140 @@
+Feature: Running strategies under deadlines, each in isolation
+  The StrategyExecutor runs every selected strategy concurrently, each under its own
+  deadline and the request's. Whatever one strategy does (raise, hang, return the wrong
+  thing, return more than its share) never fails the request: its report says what went
+  wrong and the rest of the context is still assembled. Every run logs one event per
+  strategy and one for the assembly.
+
+  Background:
+    Given the setting "executor.strategy_deadline_ms" is 200
+    And the setting "strategies.laggard.deadline_ms" is 50
+    And the setting "strategies.dormant.enabled" is false
+    And a strategy "steady" that proposes:
+      | fragment | path      | lines | text                                             |
+      | split    | budget.md | 1-4   | The allocator splits the budget by weight.       |
+      | caps     | budget.md | 6-9   | Caps keep one strategy from taking every token. |
+
+  Scenario: A strategy that raises is reported as an error, and the others still count
+    Given a strategy "fragile" that raises ValueError "index corrupt"
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "fragile" says error with a reason mentioning "ValueError: index corrupt"
+    And the report of "steady" says ok
+    And the context holds the fragment "split"
+    And the context holds the fragment "caps"
+
+  Scenario: A strategy that blocks past its deadline times out, and the request returns promptly
+    Given a strategy "stuck" that hangs for 3 seconds
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "stuck" says timeout with a reason mentioning "deadline of 200 ms"
+    And the assembly took less than 1.5 seconds
+    And the context holds the fragment "split"
+
+  Scenario: An async strategy that awaits past its deadline times out
+    Given an async strategy "dreamer" that awaits 3 seconds before answering
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "dreamer" says timeout with a reason mentioning "deadline of 200 ms"
+    And the assembly took less than 1.5 seconds
+    And the context holds the fragment "caps"
+
+  Scenario: The request's own deadline is shorter than the strategy's
+    Given a strategy "stuck" that hangs for 3 seconds
+    When I ask for "how is the budget split?" within 500 tokens with a deadline of 100 ms
+    Then the report of "stuck" says timeout with a reason mentioning "deadline of 100 ms"
+    And the assembly took less than 1 seconds
+
+  Scenario: A per-strategy deadline in config overrides the executor's default
+    Given a strategy "laggard" that hangs for 3 seconds
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "laggard" says timeout with a reason mentioning "deadline of 50 ms"
+
+  Scenario: Strategies run at the same time, not one after the other
+    Given a strategy "slow-one" that sleeps 0.15 seconds before proposing:
+      | fragment | path   | lines | text                       |
+      | one      | one.md | 1-2   | The first slow strategy.   |
+    And a strategy "slow-two" that sleeps 0.15 seconds before proposing:
+      | fragment | path   | lines | text                       |
+      | two      | two.md | 1-2   | The second slow strategy.  |
+    And a strategy "slow-three" that sleeps 0.15 seconds before proposing:
+      | fragment | path     | lines | text                      |
+      | three    | three.md | 1-2   | The third slow strategy.  |
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the assembly took less than 0.4 seconds
+    And the context holds the fragment "one"
+    And the context holds the fragment "two"
+    And the context holds the fragment "three"
+
+  Scenario Outline: A strategy that returns <output> is reported as an error
+    Given a strategy "sloppy" that returns <output>
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "sloppy" says error with a reason mentioning "<reason>"
+    And the context holds the fragment "split"
+
+    Examples:
+      | output                                      | reason                                          |
+      | a list of strings                           | malformed candidate #1                          |
+      | a list of dictionaries missing the fragment | malformed candidate #1: fragment                |
+      | a dictionary                                | returned dict, expected a list of Candidate     |
+      | a string                                    | returned str, expected a list of Candidate      |
+      | None                                        | returned NoneType, expected a list of Candidate |
+
+  Scenario: A strategy that proposes more than its allocation is cut to it
+    Given a strategy "greedy" that proposes 6 fragments of about 100 tokens each
+    When I ask for "how is the budget split?" within 400 tokens
+    Then the report of "greedy" says ok with a reason mentioning "over its allocation of"
+    And the report of "greedy" shows 6 candidates proposed
+    And the candidates kept from "greedy" fit in its allocation
+    And the context uses at most the budget
+
+  Scenario: A strategy whose backend the store lacks is skipped with a reason
+    Given a strategy "vision" that needs the "vector" backend
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "vision" says skipped with a reason mentioning "needs backend vector"
+    And the report of "simple-keyword" says skipped with a reason mentioning "needs backend text"
+    And the context holds the fragment "split"
+
+  Scenario: A strategy whose confidence check raises is reported as an error
+    Given a strategy "fussy" whose confidence check raises KeyError "language"
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "fussy" says error with a reason mentioning "can_handle raised KeyError"
+    And the context holds the fragment "split"
+
+  Scenario: Each assembly logs one event per strategy and one for the assembly
+    Given a strategy "fragile" that raises ValueError "index corrupt"
+    And verbose logging
+    When I ask for "how is the budget split?" within 500 tokens while capturing the log
+    Then the log has exactly one "strategy" event for each of "fragile, simple-keyword, steady"
+    And every "strategy" event carries "strategy, status, reason, elapsed_ms, proposed, accepted, allocated_tokens, used_tokens"
+    And the "strategy" event of "steady" says status "ok", proposed 2 and accepted 2
+    And the "strategy" event of "fragile" says status "error"
+    And the log has exactly one "assembled" event, with the budget and the tokens used
+
+  Scenario: A strategy whose confidence is out of range is reported as an error
+    Given a strategy "overconfident" with confidence 1.5 that proposes:
+      | fragment | path     | lines | text                 |
+      | boast    | boast.md | 1-2   | Trust me completely. |
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "overconfident" says error with a reason mentioning "can_handle returned 1.5, expected a value in [0, 1]"
+    And the context does not hold the fragment "boast"
+    And the context holds the fragment "split"
+
+  Scenario: A strategy disabled in config is skipped with a reason
+    Given a strategy "dormant" that proposes:
+      | fragment | path     | lines | text                   |
+      | asleep   | sleep.md | 1-2   | Nobody should see this. |
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "dormant" says skipped with a reason mentioning "disabled in config"
+    And the context does not hold the fragment "asleep"
+    And the context holds the fragment "split"
+
+  Scenario: A request can give a strategy weight 0 to skip it
+    When I ask for "how is the budget split?" within 500 tokens giving "steady" weight 0
+    Then the report of "steady" says skipped with a reason mentioning "weight is 0"
+    And the context is empty
+
+  Scenario: A request naming an unknown strategy is refused with the registered ones
+    When I ask for "how is the budget split?" within 500 tokens using only the strategy "psychic"
+    Then the assembly fails with ContextpipeError saying "unknown strategy 'psychic' in request; registered: simple-keyword, steady"
+
+  Scenario: A request with a blank query is refused
+    When I ask for "   " within 500 tokens
+    Then the assembly fails with ContextpipeError saying "request query: Value error, query must contain some text"

@@ -1,0 +1,151 @@
+Feature: Fusing what strategies propose and packing it into the budget
+  Candidates from different strategies that denote the same content are merged and keep
+  the provenance of every strategy that proposed them; their scores are fused by weighted
+  reciprocal-rank fusion (k = 60). The packer then fills the budget: it suppresses
+  near-duplicates, prefers diverse fragments (MMR), falls back to a shorter depth when the
+  full text does not fit, says why it left each candidate out, and never emits more tokens
+  than the budget.
+
+  Scenario Outline: The fused score is the weighted reciprocal-rank sum (<case>)
+    Given the setting "strategies.second.weight" is <weight>
+    And the setting "fusion.rrf_k" is <k>
+    And a strategy "first" that proposes:
+      | fragment | path | lines | text                          |
+      | x        | x.md | 1-5   | The allocator splits budgets. |
+      | y        | y.md | 1-5   | Fusion keeps provenance.      |
+    And a strategy "second" that proposes:
+      | fragment | path | lines | text                          |
+      | z        | z.md | 1-5   | Packing never exceeds budget. |
+      | x        | x.md | 1-5   | The allocator splits budgets. |
+    When I ask for "budgets" within 1000 tokens
+    Then the fragment "x" has the fused score <score>
+    And the fragment "x" was proposed by "first" at rank 1 and by "second" at rank 2
+    And the context holds the fragments "x, z, y" in this order
+
+    Examples:
+      | case                  | weight | k  | score    |
+      | equal weights         | 1.0    | 60 | 0.032522 |
+      | second weighs double  | 2.0    | 60 | 0.048652 |
+      | a smaller k           | 1.0    | 10 | 0.174242 |
+
+  Scenario: A strategy's quality scales its vote
+    Given a strategy "first" of quality 0.5 that proposes:
+      | fragment | path | lines | text                          |
+      | x        | x.md | 1-5   | The allocator splits budgets. |
+    When I ask for "budgets" within 1000 tokens
+    Then the fragment "x" has the fused score 0.008197
+
+  Scenario: The same node at the same depth is one fragment, with both strategies' provenance
+    Given a strategy "first" that proposes:
+      | fragment | path | lines | text                                   |
+      | x        | x.md | 1-5   | The allocator splits budgets.          |
+    And a strategy "second" that proposes:
+      | fragment | path | lines | text                                   |
+      | x        | x.md | 1-5   | The allocator splits budgets by weight. |
+    When I ask for "budgets" within 1000 tokens
+    Then the context holds 1 fragment
+    And the fragment "x" was proposed by "first" at rank 1 and by "second" at rank 1
+
+  Scenario: Overlapping lines of one file are one fragment, with both strategies' provenance
+    Given a strategy "first" that proposes:
+      | fragment | path      | lines | text                                        |
+      | section  | budget.md | 1-10  | The allocator splits budgets between strategies. |
+    And a strategy "second" that proposes:
+      | fragment | path      | lines | text                                   |
+      | middle   | budget.md | 5-15  | Floors and caps bound every share.     |
+    When I ask for "budgets" within 1000 tokens
+    Then the context holds 1 fragment
+    And the fragment "section" was proposed by "first" at rank 1 and by "second" at rank 1
+
+  Scenario: Adjacent lines of one file are different fragments
+    Given a strategy "first" that proposes:
+      | fragment | path      | lines | text                                        |
+      | section  | budget.md | 1-10  | The allocator splits budgets between strategies. |
+    And a strategy "second" that proposes:
+      | fragment | path      | lines | text                                   |
+      | next     | budget.md | 11-15 | Floors and caps bound every share.     |
+    When I ask for "budgets" within 1000 tokens
+    Then the context holds 2 fragments
+
+  Scenario: Equal text in two files is one fragment, with both strategies' provenance
+    Given a strategy "first" that proposes:
+      | fragment | path          | lines | text                              |
+      | original | docs/guide.md | 1-3   | Budgets are split by weight.      |
+    And a strategy "second" that proposes:
+      | fragment | path          | lines | text                              |
+      | copy     | site/guide.md | 40-42 | Budgets are split by weight.      |
+    When I ask for "budgets" within 1000 tokens
+    Then the context holds 1 fragment
+    And the fragment "original" was proposed by "first" at rank 1 and by "second" at rank 1
+
+  Scenario: A near-duplicate of a selected fragment is left out and says of which
+    Given a strategy "first" that proposes:
+      | fragment | path   | lines | text                                                                                    |
+      | original | one.md | 1-3   | The budget allocator splits the usable budget between strategies by weight quality and confidence |
+      | reworded | two.md | 1-3   | The budget allocator splits the usable budget between all strategies by weight quality and confidence |
+    When I ask for "budgets" within 1000 tokens
+    Then the context holds the fragment "original"
+    And the fragment "reworded" is dropped as a duplicate of "original"
+
+  Scenario Outline: Diversity: with mmr_lambda <lambda> the context is ordered "<order>"
+    Given the setting "packing.mmr_lambda" is <lambda>
+    And a strategy "first" that proposes:
+      | fragment | path     | lines | text                                                    |
+      | budget   | a.md     | 1-3   | alpha beta gamma delta epsilon zeta eta theta iota kappa |
+      | similar  | b.md     | 1-3   | alpha beta gamma delta epsilon zeta eta lambda mu nu     |
+      | other    | c.md     | 1-3   | packing renders markdown headers with paths and lines    |
+    When I ask for "budgets" within 1000 tokens
+    Then the context holds the fragments "<order>" in this order
+
+    Examples:
+      | lambda | order                   |
+      | 0.75   | budget, other, similar  |
+      | 1.0    | budget, similar, other  |
+
+  Scenario: Fragments scored below packing.min_score are left out as below threshold
+    Given the setting "packing.min_score" is 0.0163
+    And a strategy "first" that proposes:
+      | fragment | path | lines | text                          |
+      | x        | x.md | 1-5   | The allocator splits budgets. |
+      | y        | y.md | 1-5   | Fusion keeps provenance.      |
+    When I ask for "budgets" within 1000 tokens
+    Then the context holds the fragment "x"
+    And the fragment "y" is dropped with a reason mentioning "below threshold"
+
+  Scenario: Fragments that do not fit are left out because of the budget
+    Given the sample documentation is indexed
+    And a strategy "bulky" that proposes 3 fragments of about 35 tokens each
+    When I ask for "bulky" within 120 tokens using only the strategy "bulky"
+    Then the context holds the fragment "bulky-0"
+    And the fragment "bulky-2" is dropped with a reason mentioning "budget"
+    And the context uses at most the budget
+
+  Scenario: When the full text does not fit, a one-line listing of the node takes its place
+    Given a file "docs/packing.md" containing:
+      """
+      # Packing
+
+      The packer fills the budget.
+
+      ## Knapsack
+
+      The packer uses knapsack selection over detail depths.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      """
+    And the project is indexed
+    When I ask for "knapsack" within 2 tokens more than the full text of "uko://doc/docs/packing.md#knapsack"
+    Then the context holds "uko://doc/docs/packing.md#knapsack" at depth 0 as "section Knapsack (docs/packing.md:5-11)"
+    And the context uses at most the budget
+
+  Scenario: Whatever the fragments, budget and format, the output never exceeds the budget
+    Given the sample documentation is indexed
+    And a strategy "random" that proposes what the property test generates
+    When the property test assembles 250 random requests
+    Then no rendered output was longer than its budget
+    And each context's tokens_used was the exact token count of its rendered output
+    And a BudgetError only came when the budget could not hold the output's fixed frame
+    And every output format and tokenizer was tried
+    And some contexts fell back to a shorter depth and some left candidates out

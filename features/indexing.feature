@@ -1,0 +1,249 @@
+Feature: Indexing a folder into the embedded store, and keyword search over it
+  `contextpipe index PATH` reads text, markdown and source files into the embedded store
+  (SQLite with an FTS5 index, in `.contextpipe/`): one fragment per heading section or
+  top-level definition, each with its line span. Binary and ignored files are skipped.
+  Re-indexing does only the work that changed, and an interrupted index leaves the
+  previous one usable. The simple-keyword strategy searches it, and no user text is ever
+  read as search syntax.
+
+  Background:
+    Given a file ".gitignore" containing:
+      """
+      drafts/
+      *.secret.md
+      """
+    And a file "docs/guide.md" containing:
+      """
+      # Guide
+
+      contextpipe assembles context within a token budget.
+
+      ## Installation
+
+      Install it with pip, then index a folder.
+
+      ## Budgets
+
+      The allocator splits the budget between strategies.
+      """
+    And a file "docs/allocator.py" containing:
+      """
+      import math
+
+      LIMIT = 3
+
+
+      def split_budget(budget):
+          return math.floor(budget / LIMIT)
+
+
+      class Allocator:
+          def allocate(self, budget):
+              return split_budget(budget)
+      """
+    And a file "docs/notes.txt" containing:
+      """
+      The first paragraph mentions zebras.
+
+      The second paragraph mentions the budget.
+      """
+    And a binary file "docs/logo.png"
+    And a file "docs/drafts/plan.md" containing:
+      """
+      # Plan
+
+      An ignored draft about the budget.
+      """
+    And a file "docs/launch.secret.md" containing:
+      """
+      # Launch
+
+      An ignored secret about the budget.
+      """
+
+  Scenario: Indexing reads text, markdown and code, and skips binary and ignored files
+    When I index the folder "docs"
+    Then the index run saw 4 files, indexed 3 and skipped 1 as "binary or not UTF-8"
+    And the store holds these nodes:
+      | uri                                   | kind     | lines |
+      | uko://doc/docs/guide.md#guide         | section  | 1-4   |
+      | uko://doc/docs/guide.md#installation  | section  | 5-8   |
+      | uko://doc/docs/guide.md#budgets       | section  | 9-11  |
+      | uko://code/docs/allocator.py#module   | module   | 1-3   |
+      | uko://code/docs/allocator.py#split_budget | function | 6-7 |
+      | uko://code/docs/allocator.py#allocator | class   | 10-12 |
+      | uko://doc/docs/notes.txt#paragraph-1  | paragraph | 1-1  |
+      | uko://doc/docs/notes.txt#paragraph-2  | paragraph | 3-3  |
+    And the full text of "uko://code/docs/allocator.py#split_budget" is lines 6-7 of "docs/allocator.py"
+    And each node also has a one-line listing, like "function split_budget (docs/allocator.py:6-7)"
+    And nothing from "docs/drafts/plan.md", "docs/launch.secret.md" or "docs/logo.png" is in the store
+
+  Scenario: Indexing an unchanged folder again does no work
+    Given the folder "docs" is indexed
+    When I index the folder "docs"
+    Then the index run indexed 0 files, found 3 unchanged and removed 0
+
+  Scenario: Editing one file re-indexes only that file
+    Given the folder "docs" is indexed
+    When I change "docs/notes.txt" to:
+      """
+      The first paragraph now mentions giraffes.
+      """
+    And I index the folder "docs"
+    Then the index run indexed 1 files, found 2 unchanged and removed 0
+    And searching for "giraffes" finds "uko://doc/docs/notes.txt#paragraph-1"
+    And searching for "zebras" finds nothing
+
+  Scenario: Deleting a file removes its fragments
+    Given the folder "docs" is indexed
+    When I delete "docs/notes.txt"
+    And I index the folder "docs"
+    Then the index run indexed 0 files, found 2 unchanged and removed 1
+    And the store has no fragment of "docs/notes.txt"
+    And searching for "zebras" finds nothing
+
+  Scenario: A search through the whole pipeline finds the indexed text
+    Given the folder "docs" is indexed
+    When I ask for "how do I install it with pip?" within 400 tokens
+    Then the report of "simple-keyword" says ok
+    And the first fragment is "uko://doc/docs/guide.md#installation" with lines 5-8
+
+  Scenario Outline: Search syntax in a query is just text: <query>
+    Given the folder "docs" is indexed
+    When I ask for "<query>" within 400 tokens
+    Then the report of "simple-keyword" is not an error
+    And the context uses at most the budget
+
+    Examples:
+      | query                           |
+      | "unbalanced quote about budget  |
+      | budg*                           |
+      | *                               |
+      | NEAR(budget allocator, 2)       |
+      | text:budget                     |
+      | words:zebras OR 1=1             |
+      | budget AND NOT zebras           |
+      | (budget OR                      |
+      | ^budget -zebras +pip            |
+      | {budget allocator}              |
+      | budget"; DROP TABLE fragments;-- |
+      | 日本語 ünïcödé                  |
+
+  Scenario: Operators and column names in a query are searched as words
+    Given the folder "docs" is indexed
+    When I ask for "text:zebras" within 400 tokens
+    Then the first fragment is "uko://doc/docs/notes.txt#paragraph-1" with lines 1-1
+
+  Scenario: An interrupted index leaves the previous index intact and usable
+    Given the folder "docs" is indexed
+    And the store holds 16 fragments
+    When I change "docs/notes.txt" to:
+      """
+      The first paragraph now mentions giraffes.
+      """
+    And a file "docs/zz-last.md" is added
+    And indexing "docs" is interrupted by an error when it reaches "docs/zz-last.md"
+    Then the index run failed with "interrupted at docs/zz-last.md"
+    And the store holds 16 fragments
+    And searching for "zebras" finds "uko://doc/docs/notes.txt#paragraph-1"
+    And searching for "giraffes" finds nothing
+    When I index the folder "docs"
+    Then the index run indexed 2 files, found 2 unchanged and removed 0
+    And searching for "giraffes" finds "uko://doc/docs/notes.txt#paragraph-1"
+
+  Scenario: Markdown sections: a preamble, code fences and repeated headings
+    Given a file "manual/usage.md" containing:
+      """
+      Some words before any heading.
+
+      # Usage
+
+      ```bash
+      # not a heading, a shell comment
+      contextpipe index docs/
+      ```
+
+      ## Example
+
+      First example.
+
+      ## Example
+
+      Second example.
+      """
+    When I index the folder "manual"
+    Then the store holds these nodes:
+      | uri                                  | kind    | lines |
+      | uko://doc/manual/usage.md#preamble   | section | 1-2   |
+      | uko://doc/manual/usage.md#usage      | section | 3-9   |
+      | uko://doc/manual/usage.md#example    | section | 10-13 |
+      | uko://doc/manual/usage.md#example-2  | section | 14-16 |
+
+  Scenario: Long sections are split into parts of at most ingest.max_chunk_lines lines
+    Given the setting "ingest.max_chunk_lines" is 5
+    And a file "manual/long.txt" containing:
+      """
+      line 1
+      line 2
+      line 3
+      line 4
+      line 5
+      line 6
+      line 7
+      """
+    When I index the folder "manual"
+    Then the store holds these nodes:
+      | uri                                          | kind      | lines |
+      | uko://doc/manual/long.txt#paragraph-1        | paragraph | 1-5   |
+      | uko://doc/manual/long.txt#paragraph-1-part-2 | paragraph | 6-7   |
+
+  Scenario: Python that does not parse is indexed by blocks
+    Given a file "manual/broken.py" containing:
+      """
+      def unfinished(:
+          pass
+
+      print("still text")
+      """
+    When I index the folder "manual"
+    Then the store holds these nodes:
+      | uri                                  | kind  | lines |
+      | uko://code/manual/broken.py#block-1  | block | 1-2   |
+      | uko://code/manual/broken.py#block-2  | block | 4-4   |
+
+  Scenario: Files that are too large, not UTF-8, or excluded in config are skipped
+    Given the setting "ingest.max_file_bytes" is 200
+    And the setting "ingest.exclude" is ["*.log"]
+    And a file "manual/big.md" of 300 bytes
+    And a file "manual/latin1.txt" encoded in latin-1
+    And a file "manual/debug.log" containing:
+      """
+      budget debug output
+      """
+    When I index the folder "manual"
+    Then the index run saw 2 files and skipped them as "larger than 200 bytes" and "binary or not UTF-8"
+
+  Scenario: Touching a file without changing it does not re-index it
+    Given the folder "docs" is indexed
+    When I touch "docs/guide.md"
+    And I index the folder "docs"
+    Then the index run indexed 0 files, found 3 unchanged and removed 0
+    When I index the folder "docs"
+    Then the index run indexed 0 files, found 3 unchanged and removed 0
+
+  Scenario: A file that became binary is removed from the store
+    Given the folder "docs" is indexed
+    When "docs/notes.txt" becomes binary
+    And I index the folder "docs"
+    Then the store has no fragment of "docs/notes.txt"
+    And searching for "zebras" finds nothing
+
+  Scenario: Indexing a path that does not exist says so
+    When I index the folder "nowhere"
+    Then indexing fails with ContextpipeError saying "nowhere: no such file or directory"
+
+  Scenario: A request's path and kind filters restrict what keyword search proposes
+    Given the folder "docs" is indexed
+    When I ask for "budget" within 1000 tokens, only from paths "docs/*.py" and kinds "function"
+    Then every fragment in the context comes from "docs/allocator.py" and is a function
+    And the context is not empty

@@ -1,0 +1,98 @@
+Feature: Strategy plugins
+  Strategies come from plugins: pluggy hook implementations, registered in code or found
+  through the `contextpipe.strategies` entry points of installed packages. A plugin that
+  cannot be imported, raises in its hook or returns the wrong thing is listed as broken
+  with its error, and every other strategy keeps working. Config and the environment
+  decide which plugins load.
+
+  Scenario: A strategy registered in code contributes to the context
+    Given a strategy "handbook" that proposes:
+      | fragment | path        | lines | text                                        |
+      | intro    | handbook.md | 1-4   | The handbook explains how budgets are split. |
+    When I ask for "budgets" within 500 tokens
+    Then the plugin "handbook-plugin" is ok and provides "handbook"
+    And the context holds the fragment "intro"
+    And the fragment "intro" was proposed by "handbook" of plugin "handbook-plugin"
+
+  Scenario Outline: A plugin that <misbehaves> is broken, and the others keep working
+    Given a strategy "handbook" that proposes:
+      | fragment | path        | lines | text                                        |
+      | intro    | handbook.md | 1-4   | The handbook explains how budgets are split. |
+    And a plugin "wonky" that <misbehaves>
+    When I ask for "budgets" within 500 tokens
+    Then the plugin "wonky" is broken with an error mentioning "<error>"
+    And the plugin "handbook-plugin" is ok and provides "handbook"
+    And the context holds the fragment "intro"
+
+    Examples:
+      | misbehaves                                  | error                                                   |
+      | raises RuntimeError "catalogue offline"     | contextpipe_strategies raised RuntimeError: catalogue offline |
+      | returns the string "handbook"               | returned 'handbook', not a list of strategies           |
+      | returns the number 42                       | returned 42, not a list of strategies                   |
+      | returns a strategy without a retrieve method | has no retrieve() method                               |
+      | returns a strategy without a name           | name must be                                            |
+      | returns a strategy of quality 1.5           | quality must be within [0, 1]                           |
+      | defines no hook at all                      | defines no contextpipe_strategies hook                  |
+      | returns nothing                             | returned None, not a list of strategies                 |
+
+  Scenario: Two plugins cannot register strategies of the same name
+    Given a strategy "handbook" that proposes:
+      | fragment | path        | lines | text                                        |
+      | intro    | handbook.md | 1-4   | The handbook explains how budgets are split. |
+    And another plugin "copycat" also provides a strategy called "handbook"
+    When I ask for "budgets" within 500 tokens
+    Then the plugin "copycat" is broken with an error mentioning "strategy 'handbook' is already registered by plugin 'handbook-plugin'"
+    And the fragment "intro" was proposed by "handbook" of plugin "handbook-plugin"
+
+  Scenario: An installed plugin package is discovered through its entry point and used
+    Given the installed package "cp-demo-plugin" provides the strategy "demo" through its entry point
+    And the sample documentation is indexed
+    When I ask for "how is the budget split?" within 800 tokens
+    Then the plugin "cp-demo-plugin" is ok and provides "demo"
+    And the plugin "cp-demo-plugin" comes from distribution "cp-demo-plugin" version "0.1"
+    And the context holds a fragment proposed by "demo" of plugin "cp-demo-plugin 0.1"
+    And the context holds a fragment proposed by "simple-keyword" of plugin "contextpipe 0.1.0"
+
+  Scenario: An installed plugin that fails to import is broken, and the built-in strategy still works
+    Given the installed package "cp-needs-numpy-9" fails to import with ImportError "needs numpy>=9"
+    And the sample documentation is indexed
+    When I ask for "how is the budget split?" within 800 tokens
+    Then the plugin "cp-needs-numpy-9" is broken with an error mentioning "import failed: ImportError: needs numpy>=9"
+    And the report of "simple-keyword" says ok
+    And the context holds a fragment proposed by "simple-keyword" of plugin "contextpipe 0.1.0"
+
+  Scenario: A plugin denied in config.toml does not load
+    Given the project config file:
+      """
+      [plugins]
+      deny = ["simple-keyword"]
+      """
+    When the plugins are discovered
+    Then the plugin "simple-keyword" is disabled
+    And no strategy called "simple-keyword" is registered
+
+  Scenario: With an allow list, only the plugins it names load
+    Given the installed package "cp-demo-plugin" provides the strategy "demo" through its entry point
+    And the project config file:
+      """
+      [plugins]
+      allow = ["cp-demo-plugin"]
+      """
+    When the plugins are discovered
+    Then the plugin "cp-demo-plugin" is ok and provides "demo"
+    And the plugin "simple-keyword" is disabled
+
+  Scenario: CONTEXTPIPE_DISABLE_PLUGINS switches plugins off
+    Given the installed package "cp-demo-plugin" provides the strategy "demo" through its entry point
+    And the environment variable CONTEXTPIPE_DISABLE_PLUGINS is "simple-keyword, cp-demo-plugin"
+    When the plugins are discovered
+    Then the plugin "simple-keyword" is disabled
+    And the plugin "cp-demo-plugin" is disabled
+    And no strategy called "demo" is registered
+
+  Scenario: The registry honours the environment it is given, not the process's
+    Given the environment variable CONTEXTPIPE_DISABLE_PLUGINS is "simple-keyword"
+    When the strategy registry discovers plugins with the scenario's settings and environment
+    Then the registry lists the plugin "simple-keyword" as disabled
+    When the strategy registry discovers plugins with an empty environment
+    Then the registry lists the plugin "simple-keyword" as ok

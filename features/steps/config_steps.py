@@ -1,0 +1,133 @@
+"""Steps for configuration: validation errors, precedence, provenance of values, defaults."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from behave import given, then, when
+from behave.runner import Context
+from testkit import require_closed_pipeline, toml_value
+
+from contextpipe import ConfigError, Pipeline, Settings
+from contextpipe.config import StrategySettings, effective_items, load_settings
+from contextpipe.registry import commented_default_config
+
+
+@when("the configuration is loaded")
+def load(context: Context) -> None:
+    context.loaded, context.error = None, None
+    try:
+        context.loaded = load_settings(
+            context.project, None, dict(context.overrides), dict(context.environ)
+        )
+    except ConfigError as exc:
+        context.error = exc
+
+
+@when("the pipeline is opened")
+def open_pipeline(context: Context) -> None:
+    context.error = None
+    try:
+        Pipeline.open(
+            project_dir=context.project, overrides=context.overrides, environ=context.environ
+        ).close()
+    except ConfigError as exc:
+        context.error = exc
+
+
+@then('loading fails with the one-line error "{words}"')
+def fails_with(context: Context, words: str) -> None:
+    assert context.error is not None, "the configuration loaded without complaint"
+    message = str(context.error)
+    assert "\n" not in message, f"the error is not one line: {message!r}"
+    assert words in message, f"the error is {message!r}"
+
+
+@then('the error starts with the path of the config file followed by ":{line:d}:"')
+def error_has_path_and_line(context: Context, line: int) -> None:
+    expected = f"{context.project / 'config.toml'}:{line}: "
+    assert str(context.error).startswith(expected), f"the error is {str(context.error)!r}"
+
+
+@then('"{key}" is {value} from "{source}"')
+def value_from(context: Context, key: str, value: str, source: str) -> None:
+    assert context.error is None, f"the configuration failed to load: {context.error}"
+    items = {name: (found, origin) for name, found, origin in effective_items(context.loaded)}
+    expected_source = str(context.project / "config.toml") if source == "config.toml" else source
+    assert items[key] == (toml_value(value), expected_source), f"{key}: {items[key]}"
+
+
+@given("no project config file")
+@given("no environment variable")
+@given("no command-line setting")
+def nothing_given(context: Context) -> None:
+    """Precedence examples name what is absent too."""
+
+
+@given("a project config file with a budget of {tokens:d}")
+def config_with_budget(context: Context, tokens: int) -> None:
+    require_closed_pipeline(context, "the config file")
+    text = f"[budget]\ndefault = {tokens}\n"
+    (context.project / "config.toml").write_text(text, encoding="utf-8")
+
+
+@then("every effective key is listed once, with its value and where it came from")
+def every_key_listed(context: Context) -> None:
+    items = effective_items(context.loaded)
+    keys = [key for key, _, _ in items]
+    assert len(keys) == len(set(keys)), "a key is listed twice"
+    for key, value, source in items:
+        json.dumps(value)  # values are plain data, as `config show --format json` prints them
+        assert source, f"{key} has no source"
+    expected = {"budget.default", "tokenizer.name", "packing.mmr_lambda", "plugins.deny"}
+    assert expected <= set(keys), sorted(expected - set(keys))
+
+
+@when("I generate the default config.toml")
+def generate_default(context: Context) -> None:
+    context.default_toml = commented_default_config()
+
+
+@then("it reads back with tomllib as exactly the default settings")
+def round_trips(context: Context) -> None:
+    data: dict[str, Any] = tomllib.loads(context.default_toml)
+    settings = Settings.model_validate(data)
+    assert settings.model_dump(exclude={"strategies"}) == Settings().model_dump(
+        exclude={"strategies"}
+    )
+    assert "simple-keyword" in settings.strategies, "the built-in strategy's table is missing"
+    for name, strategy in settings.strategies.items():
+        assert strategy.model_copy(update={"options": {}}) == StrategySettings(), name
+
+
+@then("it is exactly the config.toml at the root of the repository")
+def same_as_repository(context: Context) -> None:
+    committed = (Path(__file__).resolve().parents[2] / "config.toml").read_text(encoding="utf-8")
+    assert context.default_toml == committed, (
+        "config.toml is stale: run `contextpipe config init --force`"
+    )
+
+
+@then("every setting in it has a comment just above it")
+def every_key_commented(context: Context) -> None:
+    lines = context.default_toml.splitlines()
+    for number, line in enumerate(lines):
+        if "=" in line and not line.startswith(("#", "[")):
+            assert lines[number - 1].startswith("#"), f"no comment above {line!r}"
+
+
+@given("the default config.toml is the project's config file")
+def default_as_project(context: Context) -> None:
+    (context.project / "config.toml").write_text(commented_default_config(), encoding="utf-8")
+
+
+@then("every value comes from config.toml or the defaults and equals the default")
+def all_defaults(context: Context) -> None:
+    assert context.error is None, f"the configuration failed to load: {context.error}"
+    settings = context.loaded.settings
+    assert settings.model_dump(exclude={"strategies"}) == Settings().model_dump(
+        exclude={"strategies"}
+    )

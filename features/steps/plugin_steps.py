@@ -1,0 +1,198 @@
+"""Steps for plugins: registered in code, installed as packages, allowed and denied."""
+
+from __future__ import annotations
+
+from behave import given, then, when
+from behave.runner import Context
+from testkit import (
+    ScriptedStrategy,
+    StrategiesPlugin,
+    install_distribution,
+    pipeline,
+    plugin_of,
+    propose,
+)
+
+from contextpipe import Backends, ContextRequest
+from contextpipe.config import load_settings
+from contextpipe.registry import PluginInfo, StrategyRegistry
+
+
+class _NoRetrieve:
+    """Looks like a strategy, but cannot retrieve anything."""
+
+    name = "half-done"
+    quality = 0.5
+    required_backends = frozenset[str]()
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        return 1.0
+
+    def explain(self) -> str:
+        return "forgot to implement retrieve"
+
+
+class _Nameless(_NoRetrieve):
+    name = None  # type: ignore[assignment]
+
+
+class _NoHook:
+    """A plugin object with no hook implementation."""
+
+    def contextpipe_strategies(self) -> list[object]:  # not marked with @hookimpl
+        return []
+
+
+def _raising(error: str, message: str) -> StrategiesPlugin:
+    exception = {"RuntimeError": RuntimeError, "ImportError": ImportError}[error]
+
+    def provide() -> object:
+        raise exception(message)
+
+    return StrategiesPlugin(provide)
+
+
+_MISBEHAVIOURS: dict[str, object] = {
+    'raises RuntimeError "catalogue offline"': _raising("RuntimeError", "catalogue offline"),
+    'returns the string "handbook"': StrategiesPlugin(lambda: "handbook"),
+    "returns the number 42": StrategiesPlugin(lambda: 42),
+    "returns a strategy without a retrieve method": plugin_of([_NoRetrieve()]),
+    "returns a strategy without a name": plugin_of([_Nameless()]),
+    "returns a strategy of quality 1.5": plugin_of(
+        [ScriptedStrategy("too-good", propose([]), quality=1.5)]
+    ),
+    "defines no hook at all": _NoHook(),
+    "returns nothing": StrategiesPlugin(lambda: None),
+}
+
+
+@given('a plugin "{name}" that {misbehaviour}')
+def misbehaving_plugin(context: Context, name: str, misbehaviour: str) -> None:
+    pipeline(context).registry.register(_MISBEHAVIOURS[misbehaviour], name)
+
+
+@given('another plugin "{name}" also provides a strategy called "{strategy}"')
+def clashing_plugin(context: Context, name: str, strategy: str) -> None:
+    pipeline(context).registry.register(plugin_of([ScriptedStrategy(strategy, propose([]))]), name)
+
+
+_DEMO_PLUGIN = '''\
+"""A third-party strategy plugin, as a package would ship it."""
+
+from contextpipe import Candidate, ContextFragment, SourceRef, get_tokenizer, hookimpl
+from contextpipe.models import content_hash, fragment_id
+
+TEXT = "The demo plugin knows that budgets are split by weight."
+URI = "uko://doc/demo/notes.md#demo"
+
+
+class DemoStrategy:
+    name = "{strategy}"
+    quality = 0.5
+    required_backends = frozenset()
+
+    def can_handle(self, request, backends):
+        return 1.0
+
+    def retrieve(self, request, backends, budget):
+        fragment = ContextFragment(
+            id=fragment_id(URI, 9),
+            uko_uri=URI,
+            detail_depth=9,
+            text=TEXT,
+            token_count=get_tokenizer("o200k_base").count(TEXT),
+            source=SourceRef(uri=URI, path="demo/notes.md", start_line=1, end_line=1, kind="note"),
+            content_hash=content_hash(TEXT),
+        )
+        return [Candidate(fragment=fragment, score=1.0, reason="the demo always answers")]
+
+    def explain(self):
+        return "a demonstration"
+
+
+@hookimpl
+def contextpipe_strategies(settings):
+    return [DemoStrategy()]
+'''
+
+
+@given(
+    'the installed package "{distribution}" provides the strategy "{strategy}"'
+    " through its entry point"
+)
+def installed_plugin(context: Context, distribution: str, strategy: str) -> None:
+    module = distribution.replace("-", "_") + "_module"
+    install_distribution(
+        context, distribution, module, _DEMO_PLUGIN.replace("{strategy}", strategy)
+    )
+
+
+@given('the installed package "{distribution}" fails to import with {error} "{message}"')
+def installed_broken_plugin(context: Context, distribution: str, error: str, message: str) -> None:
+    module = distribution.replace("-", "_") + "_module"
+    install_distribution(context, distribution, module, f"raise {error}({message!r})\n")
+
+
+@when("the plugins are discovered")
+def plugins_discovered(context: Context) -> None:
+    pipeline(context)
+
+
+def _plugin(plugins: list[PluginInfo], name: str) -> PluginInfo:
+    found = [plugin for plugin in plugins if plugin.name == name]
+    assert found, f"no plugin {name!r}; plugins: {[p.name for p in plugins]}"
+    return found[0]
+
+
+@then('the plugin "{name}" is ok and provides "{strategy}"')
+def plugin_ok(context: Context, name: str, strategy: str) -> None:
+    plugin = _plugin(pipeline(context).plugins, name)
+    assert plugin.status == "ok", plugin
+    assert strategy in plugin.strategies, plugin
+    registered = pipeline(context).registry.get(strategy)
+    assert registered is not None and registered.plugin.name == name, registered
+
+
+@then('the plugin "{name}" is broken with an error mentioning "{words}"')
+def plugin_broken(context: Context, name: str, words: str) -> None:
+    plugin = _plugin(pipeline(context).plugins, name)
+    assert plugin.status == "broken", plugin
+    assert words in plugin.error, f"the error is {plugin.error!r}"
+    assert plugin.strategies == (), plugin
+
+
+@then('the plugin "{name}" is disabled')
+def plugin_disabled(context: Context, name: str) -> None:
+    plugin = _plugin(pipeline(context).plugins, name)
+    assert plugin.status == "disabled", plugin
+    assert plugin.error, "a disabled plugin says why"
+
+
+@then('the plugin "{name}" comes from distribution "{distribution}" version "{version}"')
+def plugin_distribution(context: Context, name: str, distribution: str, version: str) -> None:
+    plugin = _plugin(pipeline(context).plugins, name)
+    assert (plugin.distribution, plugin.version) == (distribution, version), plugin
+
+
+@then('no strategy called "{name}" is registered')
+def strategy_not_registered(context: Context, name: str) -> None:
+    names = [registered.strategy.name for registered in pipeline(context).strategies]
+    assert name not in names, f"registered strategies: {names}"
+
+
+@when("the strategy registry discovers plugins with the scenario's settings and environment")
+def registry_discovers(context: Context) -> None:
+    settings = load_settings(context.project, None, None, context.environ).settings
+    context.registry = StrategyRegistry.discover(settings, context.environ)
+
+
+@when("the strategy registry discovers plugins with an empty environment")
+def registry_discovers_empty(context: Context) -> None:
+    settings = load_settings(context.project, None, None, {}).settings
+    context.registry = StrategyRegistry.discover(settings, {})
+
+
+@then('the registry lists the plugin "{name}" as {status:PluginStatus}')
+def registry_lists(context: Context, name: str, status: str) -> None:
+    plugin = _plugin(context.registry.plugins, name)
+    assert plugin.status == status, plugin

@@ -1,0 +1,158 @@
+"""Steps that register strategies scripted by a scenario (through pluggy hook implementations)."""
+
+from __future__ import annotations
+
+import time
+
+from behave import given, then
+from behave.runner import Context
+from testkit import (
+    DEFAULT_TOKENIZER,
+    ScriptedStrategy,
+    SlowAsyncStrategy,
+    fragments_from_table,
+    in_context,
+    make_fragment,
+    propose,
+    register_strategy,
+    result,
+)
+
+from contextpipe import ContextRequest, get_tokenizer
+
+
+def _add(context: Context, strategy: ScriptedStrategy | SlowAsyncStrategy) -> None:
+    context.strategies[strategy.name] = strategy
+    register_strategy(context, strategy)
+
+
+@given('a strategy "{name}" that proposes:')
+def strategy_proposing(context: Context, name: str) -> None:
+    _add(context, ScriptedStrategy(name, propose(fragments_from_table(context))))
+
+
+@given('a strategy "{name}" of quality {quality:g} that proposes:')
+def strategy_of_quality_proposing(context: Context, name: str, quality: float) -> None:
+    _add(context, ScriptedStrategy(name, propose(fragments_from_table(context)), quality=quality))
+
+
+@given('a strategy "{name}" of quality {quality:g} that proposes nothing')
+def strategy_of_quality(context: Context, name: str, quality: float) -> None:
+    _add(context, ScriptedStrategy(name, propose([]), quality=quality))
+
+
+@given('a strategy "{name}" with confidence {confidence:g} that proposes:')
+def strategy_with_confidence(context: Context, name: str, confidence: float) -> None:
+    strategy = ScriptedStrategy(name, propose(fragments_from_table(context)), confidence=confidence)
+    _add(context, strategy)
+
+
+@given('a strategy "{name}" that raises {error} "{message}"')
+def strategy_raising(context: Context, name: str, error: str, message: str) -> None:
+    exception = {"ValueError": ValueError, "RuntimeError": RuntimeError, "OSError": OSError}[error]
+
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        raise exception(message)
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('a strategy "{name}" whose confidence check raises KeyError "{message}"')
+def strategy_confidence_raising(context: Context, name: str, message: str) -> None:
+    class Fussy(ScriptedStrategy):
+        def can_handle(self, request: ContextRequest, backends: object) -> float:
+            raise KeyError(message)
+
+    _add(context, Fussy(name, propose([])))
+
+
+@given('a strategy "{name}" that sleeps {seconds:g} seconds before proposing:')
+def strategy_sleeping(context: Context, name: str, seconds: float) -> None:
+    fragments = fragments_from_table(context)
+
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        time.sleep(seconds)  # a plain (sync) strategy stuck in blocking work
+        return propose(fragments)(request, budget)
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('a strategy "{name}" that hangs for {seconds:g} seconds')
+def strategy_hanging(context: Context, name: str, seconds: float) -> None:
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        time.sleep(seconds)
+        return []
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('an async strategy "{name}" that awaits {seconds:g} seconds before answering')
+def async_strategy_waiting(context: Context, name: str, seconds: float) -> None:
+    _add(context, SlowAsyncStrategy(name, seconds))
+
+
+_MALFORMED: dict[str, object] = {
+    "a list of strings": ["budget.md", "allocator.py"],
+    "a list of dictionaries missing the fragment": [{"score": 1.0, "reason": "trust me"}],
+    "a dictionary": {"budget.md": 1.0},
+    "a string": "budget.md",
+    "None": None,
+}
+
+
+@given('a strategy "{name}" that returns {output}')
+def strategy_returning(context: Context, name: str, output: str) -> None:
+    raw = _MALFORMED[output]
+    _add(context, ScriptedStrategy(name, lambda request, budget: raw))
+
+
+def _text_of_about(tokens: int, prefix: str) -> str:
+    """Distinct words (so that no two texts look like duplicates) adding up to ~`tokens`."""
+    tokenizer = get_tokenizer(DEFAULT_TOKENIZER)
+    words: list[str] = []
+    while tokenizer.count(" ".join(words)) < tokens:
+        words.append(f"{prefix}w{len(words)}")
+    return " ".join(words)
+
+
+@given('a strategy "{name}" that proposes {count:d} fragments of about {tokens:d} tokens each')
+def strategy_bulky(context: Context, name: str, count: int, tokens: int) -> None:
+    fragments = [
+        make_fragment(
+            f"uko://doc/{name}.md#part-{number}",
+            _text_of_about(tokens, f"{name}{number}"),
+            f"{name}.md",
+            number * 10 + 1,
+            number * 10 + 9,
+        )
+        for number in range(count)
+    ]
+    for number, fragment in enumerate(fragments):
+        context.fragments[f"{name}-{number}"] = fragment
+    _add(context, ScriptedStrategy(name, propose(fragments)))
+
+
+@given('a strategy "{name}" that needs the "{backend}" backend')
+def strategy_needing_backend(context: Context, name: str, backend: str) -> None:
+    strategy = ScriptedStrategy(name, propose([]), required_backends=frozenset({backend}))
+    _add(context, strategy)
+
+
+@then('the fragment "{name}" was proposed by "{strategy}" of plugin "{plugin}"')
+def fragment_proposed_by(context: Context, name: str, strategy: str, plugin: str) -> None:
+    fragment = in_context(context, name)
+    assert fragment is not None, f"{name} is not in the context"
+    votes = [(vote.strategy, vote.plugin) for vote in fragment.provenance]
+    assert (strategy, plugin) in votes, f"{name} was proposed by {votes}"
+
+
+@then('the context holds a fragment proposed by "{strategy}" of plugin "{plugin}"')
+def some_fragment_proposed_by(context: Context, strategy: str, plugin: str) -> None:
+    votes = {(v.strategy, v.plugin) for f in result(context).fragments for v in f.provenance}
+    assert (strategy, plugin) in votes, f"the context's fragments were proposed by {votes}"
+
+
+@then('"{name}" was asked for candidates within {tokens:d} tokens')
+def asked_within(context: Context, name: str, tokens: int) -> None:
+    calls = context.strategies[name].calls
+    assert calls == [tokens], f"{name} was called with budgets {calls}"

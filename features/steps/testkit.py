@@ -1,0 +1,361 @@
+"""Helpers shared by the step modules: the scenario's project folder and pipeline, scripted
+strategies registered through pluggy hook implementations, and named fragments.
+
+Every scenario works in its own temporary folder (see `environment.py`); nothing is written
+into the repository.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import parse
+from behave import register_type
+from behave.runner import Context
+
+from contextpipe import (
+    AssembledContext,
+    Backends,
+    Candidate,
+    ContextFragment,
+    ContextRequest,
+    Pipeline,
+    ResultFragment,
+    Settings,
+    SourceRef,
+    get_tokenizer,
+    hookimpl,
+)
+from contextpipe.models import DetailDepth, content_hash, fragment_id
+
+#: A small documentation set and some code, as a user would index it.
+SAMPLE_FILES: dict[str, str] = {
+    "docs/budget.md": """\
+# Token budgets
+
+contextpipe never exceeds the token budget of a request.
+
+## How the budget is split
+
+The BudgetAllocator splits the usable budget between strategies in proportion to
+weight times quality times confidence, with floors and caps from config.toml.
+
+## Leftovers
+
+Tokens a strategy does not use go back to the pool, and the packer fills the budget.
+""",
+    "docs/strategies.md": """\
+# Strategies
+
+Each strategy proposes fragments for a request; the executor runs them concurrently.
+
+## Keyword search
+
+The simple-keyword strategy searches the text index with BM25 and is the fallback.
+""",
+    "docs/notes.txt": """\
+A naïve split of the token budget gives every strategy the same share — 日本語 too.
+
+Fusion merges what several strategies proposed and keeps their provenance.
+""",
+    "src/allocator.py": '''\
+"""Share a token budget between strategies."""
+
+LIMIT = 3
+
+
+def split_budget(budget: int, weights: dict[str, float]) -> dict[str, int]:
+    """Split the budget in proportion to the weights (when budget < 0 & weights: error)."""
+    total = sum(weights.values())
+    return {name: int(budget * weight / total) for name, weight in weights.items()}
+
+
+class BudgetAllocator:
+    """Floors, caps and leftovers for the token budget."""
+
+    def allocate(self, budget: int) -> int:
+        return budget
+''',
+}
+
+#: Nodes of the sample files, used where a scenario needs URIs the store knows.
+SAMPLE_URIS: tuple[str, ...] = (
+    "uko://doc/docs/budget.md#token-budgets",
+    "uko://doc/docs/budget.md#how-the-budget-is-split",
+    "uko://doc/docs/budget.md#leftovers",
+    "uko://doc/docs/strategies.md#keyword-search",
+    "uko://code/src/allocator.py#split_budget",
+    "uko://code/src/allocator.py#budgetallocator",
+)
+
+DEFAULT_TOKENIZER = "o200k_base"
+
+
+@parse.with_pattern(r"ok|timeout|skipped|error")
+def _status(text: str) -> str:
+    return text
+
+
+@parse.with_pattern(r"ok|broken|disabled")
+def _plugin_status(text: str) -> str:
+    return text
+
+
+@parse.with_pattern(r"markdown|xml|json|messages")
+def _output(text: str) -> str:
+    return text
+
+
+# `{status:Status}` in a step matches only a strategy status, so steps cannot overlap.
+register_type(Status=_status, PluginStatus=_plugin_status, Output=_output)
+
+
+def toml_value(raw: str) -> Any:
+    """A value as config.toml would read it (`200`, `0.5`, `"text"`, `["a"]`)."""
+    return tomllib.loads(f"value = {raw}")["value"]
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """Write text files under `root`, creating folders as needed."""
+    for relative, text in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+# -- the scenario's pipeline ---------------------------------------------------------------
+
+
+def pipeline(context: Context) -> Pipeline:
+    """The scenario's pipeline, opened on first use with its overrides and environment."""
+    if context.pipeline is None:
+        context.pipeline = Pipeline.open(
+            project_dir=context.project,
+            overrides=dict(context.overrides),
+            environ=dict(context.environ),
+        )
+        context.add_cleanup(context.pipeline.close)
+    return context.pipeline
+
+
+def require_closed_pipeline(context: Context, what: str) -> None:
+    """Settings must be given before the pipeline opens; say so when a scenario is misordered."""
+    if context.pipeline is not None:
+        raise AssertionError(f"{what} must come before the pipeline is opened")
+
+
+def result(context: Context) -> AssembledContext:
+    """The last assembled context; re-raise the error if the assembly failed."""
+    if context.error is not None:
+        raise AssertionError(
+            f"the assembly failed: {type(context.error).__name__}: {context.error}"
+        ) from context.error
+    assert context.result is not None, "no context was assembled"
+    return context.result
+
+
+def assemble(context: Context, request: ContextRequest | str, **fields: Any) -> None:
+    """Assemble (a request, or a query with fields, as `Pipeline.assemble` takes them),
+    keeping the result or the error for the Then steps, and the time it took.
+    """
+    started = time.perf_counter()
+    context.result, context.error = None, None
+    try:
+        context.result = pipeline(context).assemble(request, **fields)
+    except Exception as exc:  # the Then steps say whether an error was expected
+        context.error = exc
+    context.elapsed_seconds = time.perf_counter() - started
+
+
+def report(context: Context, name: str) -> Any:
+    """The strategy report called `name` in the last context."""
+    for strategy_report in result(context).strategies:
+        if strategy_report.name == name:
+            return strategy_report
+    names = [r.name for r in result(context).strategies]
+    raise AssertionError(f"no report for strategy {name!r}; reports: {names}")
+
+
+# -- fragments -----------------------------------------------------------------------------
+
+
+def make_fragment(
+    uri: str,
+    text: str,
+    path: str,
+    start_line: int,
+    end_line: int,
+    depth: DetailDepth = 9,
+    metadata: dict[str, str] | None = None,
+    tokenizer: str = DEFAULT_TOKENIZER,
+) -> ContextFragment:
+    """A fragment with an honest token count and content hash."""
+    return ContextFragment(
+        id=fragment_id(uri, depth),
+        uko_uri=uri,
+        detail_depth=depth,
+        text=text,
+        token_count=get_tokenizer(tokenizer).count(text),
+        source=SourceRef(
+            uri=uri, path=path, start_line=start_line, end_line=end_line, kind="section"
+        ),
+        content_hash=content_hash(text),
+        metadata=metadata or {},
+    )
+
+
+def fragments_from_table(context: Context) -> list[ContextFragment]:
+    """Fragments from a `| fragment | path | lines | text |` table, remembered by name."""
+    fragments: list[ContextFragment] = []
+    for row in context.table:
+        name, path = row["fragment"], row["path"]
+        start, _, end = row["lines"].partition("-")
+        depth: DetailDepth = 9
+        if "depth" in row.headings:
+            depth = cast(DetailDepth, int(row["depth"]))
+        fragment = make_fragment(
+            f"uko://doc/{path}#{name}", row["text"], path, int(start), int(end or start), depth
+        )
+        context.fragments.setdefault(name, fragment)
+        fragments.append(fragment)
+    return fragments
+
+
+def named(context: Context, name: str) -> ContextFragment:
+    """A fragment a scenario named in a table."""
+    try:
+        return context.fragments[name]
+    except KeyError:
+        raise AssertionError(f"no fragment named {name!r} in this scenario") from None
+
+
+def in_context(context: Context, name: str) -> ResultFragment | None:
+    """The result fragment for the node of the named fragment, if it was packed."""
+    uri = named(context, name).uko_uri
+    return next((f for f in result(context).fragments if f.uko_uri == uri), None)
+
+
+def names_in_context(context: Context) -> list[str]:
+    """Names of the scenario's fragments in the order the context holds them."""
+    by_uri = {fragment.uko_uri: name for name, fragment in context.fragments.items()}
+    return [by_uri.get(f.uko_uri, f.uko_uri) for f in result(context).fragments]
+
+
+# -- scripted strategies -------------------------------------------------------------------
+
+Behaviour = Callable[[ContextRequest, int], object]
+
+
+def propose(fragments: Sequence[ContextFragment]) -> Behaviour:
+    """A behaviour proposing these fragments, best first."""
+
+    def behaviour(request: ContextRequest, budget: int) -> list[Candidate]:
+        return [
+            Candidate(fragment=f, score=float(len(fragments) - rank), reason=f"scripted #{rank}")
+            for rank, f in enumerate(fragments, start=1)
+        ]
+
+    return behaviour
+
+
+@dataclass
+class ScriptedStrategy:
+    """A strategy whose `retrieve` does whatever the scenario scripted."""
+
+    name: str
+    behaviour: Behaviour
+    quality: float = 1.0
+    confidence: float = 1.0
+    required_backends: frozenset[str] = field(default_factory=frozenset[str])
+    calls: list[int] = field(default_factory=list[int])
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        return self.confidence
+
+    def retrieve(self, request: ContextRequest, backends: Backends, budget: int) -> object:
+        self.calls.append(budget)
+        return self.behaviour(request, budget)
+
+    def explain(self) -> str:
+        return f"{self.name}: a strategy scripted by a scenario"
+
+
+@dataclass
+class SlowAsyncStrategy:
+    """An `async` strategy that awaits `seconds` before answering with nothing."""
+
+    name: str
+    seconds: float
+    quality: float = 1.0
+    required_backends: frozenset[str] = field(default_factory=frozenset[str])
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        return 1.0
+
+    async def retrieve(
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> list[Candidate]:
+        await asyncio.sleep(self.seconds)
+        return []
+
+    def explain(self) -> str:
+        return f"{self.name}: an async strategy that takes its time"
+
+
+class StrategiesPlugin:
+    """A plugin object whose hook implementation returns what `provide` returns."""
+
+    def __init__(self, provide: Callable[[], object]) -> None:
+        self._provide = provide
+
+    @hookimpl
+    def contextpipe_strategies(self, settings: Settings) -> object:
+        return self._provide()
+
+
+def plugin_of(strategies: Iterable[object]) -> StrategiesPlugin:
+    """A well-behaved plugin providing these strategies."""
+    provided = list(strategies)
+    return StrategiesPlugin(lambda: provided)
+
+
+def register_strategy(context: Context, strategy: object, plugin_name: str | None = None) -> None:
+    """Register one strategy through its own plugin (named `<strategy>-plugin`)."""
+    name = str(getattr(strategy, "name", "strategy"))
+    info = pipeline(context).registry.register(
+        plugin_of([strategy]), plugin_name or f"{name}-plugin"
+    )
+    assert info.status == "ok", f"{info.name} did not register: {info.error}"
+
+
+# -- installed distributions ---------------------------------------------------------------
+
+
+def install_distribution(context: Context, distribution: str, module: str, source: str) -> None:
+    """Make `distribution` look installed: a module plus a dist-info folder declaring its
+    `contextpipe.strategies` entry point, on sys.path until the scenario ends.
+    """
+    site = context.tmp / "site-packages"
+    site.mkdir(exist_ok=True)
+    (site / f"{module}.py").write_text(source, encoding="utf-8")
+    info = site / f"{distribution.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        f"[contextpipe.strategies]\n{distribution} = {module}\n", encoding="utf-8"
+    )
+    if str(site) not in sys.path:
+        sys.path.insert(0, str(site))
+        context.add_cleanup(sys.path.remove, str(site))
+    importlib.invalidate_caches()
+    context.add_cleanup(sys.modules.pop, module, None)

