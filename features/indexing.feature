@@ -66,8 +66,8 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     Then the index run saw 4 files, indexed 3 and skipped 1 as "binary or not UTF-8"
     And the store holds these nodes:
       | uri                                   | kind     | lines |
-      | uko://doc/docs/guide.md#guide         | section  | 1-4   |
-      | uko://doc/docs/guide.md#installation  | section  | 5-8   |
+      | uko://doc/docs/guide.md#guide         | section  | 1-3   |
+      | uko://doc/docs/guide.md#installation  | section  | 5-7   |
       | uko://doc/docs/guide.md#budgets       | section  | 9-11  |
       | uko://code/docs/allocator.py#module   | module   | 1-3   |
       | uko://code/docs/allocator.py#split_budget | function | 6-7 |
@@ -106,7 +106,7 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     Given the folder "docs" is indexed
     When I ask for "how do I install it with pip?" within 400 tokens
     Then the report of "simple-keyword" says ok
-    And the first fragment is "uko://doc/docs/guide.md#installation" with lines 5-8
+    And the first fragment is "uko://doc/docs/guide.md#installation" with lines 5-7
 
   Scenario Outline: Search syntax in a query is just text: <query>
     Given the folder "docs" is indexed
@@ -174,9 +174,9 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     When I index the folder "manual"
     Then the store holds these nodes:
       | uri                                  | kind    | lines |
-      | uko://doc/manual/usage.md#preamble   | section | 1-2   |
-      | uko://doc/manual/usage.md#usage      | section | 3-9   |
-      | uko://doc/manual/usage.md#example    | section | 10-13 |
+      | uko://doc/manual/usage.md#preamble   | section | 1-1   |
+      | uko://doc/manual/usage.md#usage      | section | 3-8   |
+      | uko://doc/manual/usage.md#example    | section | 10-12 |
       | uko://doc/manual/usage.md#example-2  | section | 14-16 |
 
   Scenario: Long sections are split into parts of at most ingest.max_chunk_lines lines

@@ -81,10 +81,12 @@ def chunk_file(path: str, text: str, max_lines: int) -> list[Chunk]:
     chunks: list[Chunk] = []
     used: dict[str, int] = {}
     for kind, name, start, end in spans:
-        for part, (part_start, part_end) in enumerate(_split(start, end, max_lines), start=1):
-            body = "\n".join(lines[part_start - 1 : part_end])
-            if not body.strip():
+        for part, (first, last) in enumerate(_split(start, end, max_lines), start=1):
+            span = _trimmed(lines, first, last)
+            if span is None:
                 continue
+            part_start, part_end = span
+            body = "\n".join(lines[part_start - 1 : part_end])
             anchor = _slug(name) if part == 1 else f"{_slug(name)}-part-{part}"
             used[anchor] = used.get(anchor, 0) + 1
             if used[anchor] > 1:
@@ -97,6 +99,15 @@ def chunk_file(path: str, text: str, max_lines: int) -> list[Chunk]:
 
 
 _Span = tuple[str, str, int, int]  # kind, name, first line, last line (1-based, inclusive)
+
+
+def _trimmed(lines: list[str], start: int, end: int) -> tuple[int, int] | None:
+    """The span without its leading and trailing blank lines; None when all are blank."""
+    while start <= end and not lines[start - 1].strip():
+        start += 1
+    while end >= start and not lines[end - 1].strip():
+        end -= 1
+    return (start, end) if start <= end else None
 
 
 def _split(start: int, end: int, max_lines: int) -> Iterator[tuple[int, int]]:
@@ -157,11 +168,7 @@ def _python_definitions(text: str, lines: list[str]) -> list[_Span]:
 
 def _module_blocks(lines: list[str], start: int, end: int) -> list[_Span]:
     """Module-level code between definitions (imports, constants, scripts)."""
-    while start <= end and not lines[start - 1].strip():
-        start += 1
-    while end >= start and not lines[end - 1].strip():
-        end -= 1
-    return [("module", "module", start, end)] if start <= end else []
+    return [("module", "module", start, end)] if _trimmed(lines, start, end) else []
 
 
 def _paragraphs(lines: list[str], kind: str) -> list[_Span]:

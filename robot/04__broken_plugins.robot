@@ -1,0 +1,102 @@
+*** Settings ***
+Documentation       A plugin that fails to import, raises in its hook, returns the wrong thing
+...                 or fails at query time is reported, and every other strategy still works.
+...                 Each plugin is a distribution on PYTHONPATH, as `pip install` would leave it.
+Resource            resources/contextpipe.resource
+Suite Setup         A Project With The Example Documents Indexed
+Suite Teardown      Remove The Project Folder
+
+
+*** Test Cases ***
+A Plugin That Fails To Import Is Listed As Broken With Its Error
+    ${site}=    A Plugin Distribution    broken    broken_plugin
+    ${result}=    Run contextpipe    strategies    env:PYTHONPATH=${site}
+    ${line}=    Line Of Output Containing    ${result.stdout}    contextpipe-broken
+    Should Match Regexp    ${line}    \\bbroken\\b.*\\bbroken\\b
+    Should Contain    ${line}    import failed: ImportError: this plugin is broken on purpose
+    ${line}=    Line Of Output Containing    ${result.stdout}    simple-keyword
+    Should Match Regexp    ${line}    \\bok\\b
+    ${rows}=    Strategies As JSON    env:PYTHONPATH=${site}
+    ${row}=    Row For    ${rows}    broken
+    Should Be Equal    ${row}[distribution]    contextpipe-broken
+    Should Be Equal    ${row}[version]    0.1
+    Should Be Equal    ${row}[status]    broken
+    Should Contain    ${row}[error]    ImportError: this plugin is broken on purpose
+
+Queries Still Work Next To A Broken Plugin
+    ${site}=    A Plugin Distribution    broken    broken_plugin
+    ${context}=    Query As JSON    budget    300    env:PYTHONPATH=${site}
+    Should Not Be Empty    ${context}[fragments]
+    ${report}=    Report For    ${context}    simple-keyword
+    Should Be Equal    ${report}[status]    ok
+
+A Plugin Disabled By The Environment Is Listed As Disabled
+    ${site}=    A Plugin Distribution    broken    broken_plugin
+    ${rows}=    Strategies As JSON
+    ...    env:PYTHONPATH=${site}    env:CONTEXTPIPE_DISABLE_PLUGINS=broken
+    ${row}=    Row For    ${rows}    broken
+    Should Be Equal    ${row}[status]    disabled
+    ${row}=    Row For    ${rows}    simple-keyword
+    Should Be Equal    ${row}[status]    ok
+
+A Plugin Denied Or Not Allowed In Config Is Listed As Disabled
+    ${site}=    A Plugin Distribution    broken    broken_plugin
+    A Config File With    [plugins]    deny = ["broken"]
+    ${rows}=    Strategies As JSON    env:PYTHONPATH=${site}
+    ${row}=    Row For    ${rows}    broken
+    Should Be Equal    ${row}[status]    disabled
+    A Config File With    [plugins]    allow = ["simple-keyword"]
+    ${rows}=    Strategies As JSON    env:PYTHONPATH=${site}
+    ${row}=    Row For    ${rows}    broken
+    Should Be Equal    ${row}[status]    disabled
+    ${row}=    Row For    ${rows}    simple-keyword
+    Should Be Equal    ${row}[status]    ok
+    [Teardown]    No Config File
+
+Without The Plugin On The Path It Is Not Listed
+    ${rows}=    Strategies As JSON
+    Plugin Should Not Be Listed    ${rows}    broken
+
+A Plugin Whose Hook Raises Is Listed As Broken
+    ${site}=    A Plugin Distribution    raising    raising_plugin
+    ${rows}=    Strategies As JSON    env:PYTHONPATH=${site}
+    ${row}=    Row For    ${rows}    raising
+    Should Be Equal    ${row}[status]    broken
+    Should Contain    ${row}[error]    RuntimeError: no strategies today
+    ${row}=    Row For    ${rows}    simple-keyword
+    Should Be Equal    ${row}[status]    ok
+
+A Plugin Whose Hook Returns Something Else Than Strategies Is Listed As Broken
+    ${site}=    A Plugin Distribution    wrong    wrong_plugin
+    ${rows}=    Strategies As JSON    env:PYTHONPATH=${site}
+    ${row}=    Row For    ${rows}    wrong
+    Should Be Equal    ${row}[status]    broken
+    Should Contain    ${row}[error]    name must be a
+    ${row}=    Row For    ${rows}    simple-keyword
+    Should Be Equal    ${row}[status]    ok
+
+Strategies That Raise Or Hang At Query Time Do Not Fail The Request
+    ${site}=    A Plugin Distribution    misbehaving    misbehaving_plugin
+    ${started}=    Evaluate    time.monotonic()    modules=time
+    ${context}=    Query As JSON    budget    300    --deadline-ms    2000
+    ...    env:PYTHONPATH=${site}
+    ${elapsed}=    Evaluate    time.monotonic() - ${started}    modules=time
+    Should Be True    ${elapsed} < 10    a hanging strategy held the answer for ${elapsed} s
+    ${report}=    Report For    ${context}    failing
+    Should Be Equal    ${report}[status]    error
+    Should Contain    ${report}[reason]    RuntimeError: the failing index is on fire
+    ${report}=    Report For    ${context}    hanging
+    Should Be Equal    ${report}[status]    timeout
+    Should Contain    ${report}[reason]    deadline
+    ${report}=    Report For    ${context}    simple-keyword
+    Should Be Equal    ${report}[status]    ok
+    Should Not Be Empty    ${context}[fragments]
+    Should Be True    ${context}[tokens_used] <= 300
+
+Failing Strategies Are Warned About On Stderr In Text Formats
+    ${site}=    A Plugin Distribution    misbehaving    misbehaving_plugin
+    ${result}=    Run contextpipe    query    budget    --budget    300    --deadline-ms    2000
+    ...    env:PYTHONPATH=${site}
+    Should Contain    ${result.stdout}    \### docs/
+    Should Contain    ${result.stderr}    contextpipe: warning: failing: error: RuntimeError
+    Should Contain    ${result.stderr}    contextpipe: warning: hanging: timeout:
