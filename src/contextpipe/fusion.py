@@ -62,7 +62,7 @@ def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
     votes = [
         _Vote(
             candidate.fragment,
-            Provenance(
+            Provenance.model_construct(  # the executor validated every candidate already
                 strategy=ranked.strategy,
                 plugin=ranked.plugin,
                 rank=rank,

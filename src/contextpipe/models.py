@@ -7,11 +7,12 @@ strategy (or the store's cache) also holds.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 #: Detail depths a node can be rendered at: listing, skeleton, full text.
 DetailDepth = Literal[0, 4, 9]
@@ -176,6 +177,16 @@ class DroppedFragment(BaseModel):
     id: str
     uko_uri: str
     reason: str
+
+
+_DROPPED_LIST = TypeAdapter(tuple[DroppedFragment, ...])
+
+
+def dropped_fragments(rows: Iterable[Mapping[str, str]]) -> tuple[DroppedFragment, ...]:
+    """Many `DroppedFragment`s from `id`/`uko_uri`/`reason` mappings, validated in one call
+    (hundreds of candidates can be left out of one assembly).
+    """
+    return _DROPPED_LIST.validate_python(list(rows))
 
 
 class AssembledContext(BaseModel):

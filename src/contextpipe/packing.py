@@ -19,10 +19,11 @@ import heapq
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .errors import BudgetError
 from .fusion import FusedItem
-from .models import ContextFragment, ContextRequest, DroppedFragment
+from .models import ContextFragment, ContextRequest, DroppedFragment, dropped_fragments
 from .rendering import Rendered, Renderer
 from .tokenizers import Tokenizer
 
@@ -60,38 +61,89 @@ class Packed:
     tokens_used: int
 
 
+class BlockTokenCache:
+    """Token counts of rendered blocks, kept across assemblies: the same fragments come
+    back request after request. The final exact count of the whole output still decides.
+    """
+
+    def __init__(self, capacity: int = 50_000) -> None:
+        self._capacity = capacity
+        self._counts: dict[tuple[str, str, str, str], int] = {}
+
+    def get(self, key: tuple[str, str, str, str]) -> int | None:
+        """The cached count, if any."""
+        return self._counts.get(key)
+
+    def put(self, key: tuple[str, str, str, str], tokens: int) -> None:
+        """Remember a count; the oldest entries go first when full."""
+        if len(self._counts) >= self._capacity:
+            del self._counts[next(iter(self._counts))]
+        self._counts[key] = tokens
+
+
+@lru_cache(maxsize=65_536)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(_WORDS.findall(text.lower()))
+
+
 class _Pool:
-    """Items being considered, with their word sets computed on demand."""
+    """Items being considered. Word sets become integer bitsets over this pool's
+    vocabulary, so a Jaccard index is two `&`/`bit_count` operations.
+    """
 
     def __init__(self, items: Sequence[FusedItem]) -> None:
         self.items = items
-        self._words: dict[int, frozenset[str]] = {}
+        self._bits: dict[int, tuple[int, int]] = {}
+        self._vocabulary: dict[str, int] = {}
 
-    def words(self, index: int) -> frozenset[str]:
-        found = self._words.get(index)
+    def _bitset(self, index: int) -> tuple[int, int]:
+        found = self._bits.get(index)
         if found is None:
-            found = frozenset(_WORDS.findall(self.items[index].fragment.text.lower()))
-            self._words[index] = found
+            vocabulary = self._vocabulary
+            bits = 0
+            for word in _word_set(self.items[index].fragment.text):
+                bits |= 1 << vocabulary.setdefault(word, len(vocabulary))
+            found = (bits, bits.bit_count())
+            self._bits[index] = found
         return found
 
     def similarity(self, first: int, second: int) -> float:
-        a, b = self.words(first), self.words(second)
-        if not a or not b:
-            return 1.0 if a == b else 0.0
-        return len(a & b) / len(a | b)
+        """Jaccard index of the two items' word sets."""
+        (a, size_a), (b, size_b) = self._bitset(first), self._bitset(second)
+        if not size_a or not size_b:
+            return 1.0 if size_a == size_b else 0.0
+        shared = (a & b).bit_count()
+        return shared / (size_a + size_b - shared)
 
 
 class Packer:
     """Packs fused items into a budget for one renderer and tokenizer."""
 
-    def __init__(self, renderer: Renderer, tokenizer: Tokenizer, policy: PackingPolicy) -> None:
+    def __init__(
+        self,
+        renderer: Renderer,
+        tokenizer: Tokenizer,
+        policy: PackingPolicy,
+        block_tokens: BlockTokenCache | None = None,
+    ) -> None:
         self._renderer = renderer
         self._tokenizer = tokenizer
         self._policy = policy
         self._separator_tokens = tokenizer.count(renderer.separator)
+        self._block_tokens = block_tokens if block_tokens is not None else BlockTokenCache()
 
     def _cost(self, fragment: ContextFragment) -> int:
-        return self._tokenizer.count(self._renderer.block(fragment)) + self._separator_tokens
+        key = (
+            type(self._renderer).__name__,
+            self._tokenizer.name,
+            fragment.id,
+            fragment.content_hash,
+        )
+        tokens = self._block_tokens.get(key)
+        if tokens is None:
+            tokens = self._tokenizer.count(self._renderer.block(fragment))
+            self._block_tokens.put(key, tokens)
+        return tokens + self._separator_tokens
 
     def _frame_tokens(self, request: ContextRequest, sample: ContextFragment) -> int:
         """Tokens the output costs besides its blocks (wrappers, system prompt, messages)."""
@@ -123,10 +175,8 @@ class Packer:
         rendered, tokens_used = self._fit(chosen, request, dropped)
         return Packed(
             selected=tuple(selected for _, selected in chosen),
-            dropped=tuple(
-                DroppedFragment(
-                    id=items[i].fragment.id, uko_uri=items[i].fragment.uko_uri, reason=reason
-                )
+            dropped=dropped_fragments(
+                {"id": items[i].fragment.id, "uko_uri": items[i].fragment.uko_uri, "reason": reason}
                 for i, reason in sorted(dropped.items())
             ),
             rendered=rendered,

@@ -33,8 +33,9 @@ from .models import (
     ResultFragment,
     StrategyReport,
     StrategyStatus,
+    dropped_fragments,
 )
-from .packing import Packed, Packer, PackingPolicy
+from .packing import BlockTokenCache, Packed, Packer, PackingPolicy
 from .registry import PluginInfo, RegisteredStrategy, StrategyRegistry
 from .rendering import renderer_for
 from .store.embedded import EmbeddedStore
@@ -53,6 +54,7 @@ class Pipeline:
         self.registry = registry
         self._allocator = BudgetAllocator()
         self._executor = StrategyExecutor()
+        self._block_tokens = BlockTokenCache()
 
     @classmethod
     def open(
@@ -144,7 +146,13 @@ class Pipeline:
 
     def assemble(self, request_or_query: ContextRequest | str, **fields: Any) -> AssembledContext:
         """Assemble context for a request (or a query with `budget=`, `output=`, ...)."""
-        return asyncio.run(self.aassemble(request_or_query, **fields))
+        # Not asyncio.run: on Python 3.11/3.12 its teardown formats the whole result as a
+        # string (restoring the SIGINT handler), which costs more than the packing itself.
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(self.aassemble(request_or_query, **fields))
+        finally:
+            loop.close()
 
     async def aassemble(
         self, request_or_query: ContextRequest | str, **fields: Any
@@ -195,6 +203,7 @@ class Pipeline:
                     0: packing.depth_value_listing,
                 },
             ),
+            self._block_tokens,
         )
         fragments = backends.fragments
         packed = packer.pack(fused, request, fragments.variants if fragments else _no_variants)
@@ -369,25 +378,23 @@ def _with_cut(
     the same content reached the packer through another strategy.
     """
     seen = {item.fragment.id for item in fused} | {item.fragment.uko_uri for item in fused}
-    extra: list[DroppedFragment] = []
+    extra: list[dict[str, str]] = []
     for outcome in outcomes:
+        report = outcome.report
         for candidate in outcome.cut:
             fragment = candidate.fragment
             if fragment.id in seen or fragment.uko_uri in seen:
                 continue
             seen.add(fragment.id)
             extra.append(
-                DroppedFragment(
-                    id=fragment.id,
-                    uko_uri=fragment.uko_uri,
-                    reason=(
-                        f"budget: over the allocation of {outcome.report.name} "
-                        f"({outcome.report.allocated_tokens} tokens); needs "
-                        f"{fragment.token_count}"
-                    ),
-                )
+                {
+                    "id": fragment.id,
+                    "uko_uri": fragment.uko_uri,
+                    "reason": f"budget: over the allocation of {report.name} "
+                    f"({report.allocated_tokens} tokens); needs {fragment.token_count}",
+                }
             )
-    return packed.dropped + tuple(extra)
+    return packed.dropped + dropped_fragments(extra)
 
 
 def _final_reports(reports: Sequence[StrategyReport], packed: Packed) -> tuple[StrategyReport, ...]:

@@ -100,9 +100,9 @@ def query_terms(query: str) -> list[str]:
         words = [w.lower() for w in _WORD.findall(phrase)]
         if len(words) > 1:
             terms.append(" ".join(words))
-    words = [w.lower() for w in _WORD.findall(_PHRASE.sub(" ", query))]
-    for word in words:
-        terms.extend([word, *identifier_words(word).split()])
+    for word in _WORD.findall(_PHRASE.sub(" ", query)):
+        # Split before lower-casing: `BudgetAllocator` also searches `budget` and `allocator`.
+        terms.extend([word.lower(), *identifier_words(word).split()])
     informative = [t for t in terms if t not in _STOPWORDS and (len(t) > 1 or t.isdigit())]
     return list(dict.fromkeys(informative or terms))[:_MAX_TERMS]
 
@@ -228,13 +228,19 @@ class EmbeddedStore:
         if not terms or limit <= 0:
             return []
         where, params = _filter_sql(filters)
+        # Rank inside the FTS table first and join only the best rows: joining every match
+        # before ranking dominates the query time on large stores. Filters may reject some
+        # of the best rows, so a filtered search ranks a wider pool.
+        pool = limit * 20 if where else limit
         rows = (
             self._reader()
             .execute(
-                f"SELECT {_QUALIFIED_COLUMNS}, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank FROM fts"
-                " JOIN fragments ON fragments.rowid = fts.rowid"
-                f" WHERE fts MATCH ? {where} ORDER BY rank, fragments.id LIMIT ?",
-                (fts_expression(terms), *params, limit),
+                f"SELECT {_QUALIFIED_COLUMNS}, best.rank FROM ("
+                f"  SELECT rowid, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank FROM fts"
+                "   WHERE fts MATCH ? ORDER BY rank LIMIT ?"
+                ") AS best JOIN fragments ON fragments.rowid = best.rowid"
+                f" WHERE 1 {where} ORDER BY best.rank, fragments.id LIMIT ?",
+                (fts_expression(terms), pool, *params, limit),
             )
             .fetchall()
         )
