@@ -7,13 +7,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import nox
 
 nox.options.default_venv_backend = "none"
+# The tools live next to the interpreter running nox (`.venv/bin`), which need not be on PATH.
+os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 nox.options.sessions = [
     "lint",
     "format",
@@ -50,7 +54,7 @@ def format_(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """pyright strict over src/."""
-    session.run("pyright", "--pythonpath", shutil.which("python") or "python", "src")
+    session.run("pyright", "--pythonpath", sys.executable, "src")
 
 
 def _fresh_reports(name: str) -> Path:
