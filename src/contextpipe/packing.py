@@ -81,6 +81,10 @@ class BlockTokenCache:
         self._counts[key] = tokens
 
 
+def _deepest_fitting(options: Sequence[Selected], remaining: int) -> Selected | None:
+    return next((option for option in options if option.tokens <= remaining), None)
+
+
 @lru_cache(maxsize=65_536)
 def _word_set(text: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(text.lower()))
@@ -204,10 +208,23 @@ class Packer:
         most_similar: dict[int, int] = {}
         chosen: list[tuple[int, Selected]] = []
         cheapest = 1 + self._separator_tokens
+        shallower: dict[int, list[Selected]] = {}
+
+        def fallbacks(index: int) -> list[Selected]:
+            """The item's shallower depths with their costs, deepest first (looked up once)."""
+            if index not in shallower:
+                shallower[index] = self._shallower(pool.items[index], variants)
+            return shallower[index]
+
         while heap:
             _, fragment_id, index, seen, fallback = heapq.heappop(heap)
             if remaining < cheapest:
                 dropped[index] = f"budget: no room left ({max(remaining, 0)} tokens)"
+                continue
+            # Rule out what cannot fit at any depth before spending similarity work on it.
+            full = self._cost(pool.items[index].fragment)
+            if full > remaining and all(f.tokens > remaining for f in fallbacks(index)):
+                dropped[index] = f"budget: needs {full} tokens, {remaining} left"
                 continue
             if seen < len(chosen):
                 for other, _ in chosen[seen:]:
@@ -216,7 +233,7 @@ class Packer:
                         max_similarity[index] = similarity
                         most_similar[index] = other
                 if fallback is not None and fallback.tokens > remaining:
-                    fallback = self._fitting_variant(pool.items[index], remaining, variants)
+                    fallback = _deepest_fitting(fallbacks(index), remaining)
                 value = self._value(relevance[index], max_similarity[index], fallback)
                 heapq.heappush(heap, (-value, fragment_id, index, len(chosen), fallback))
                 continue
@@ -226,15 +243,14 @@ class Packer:
                 continue
             item = pool.items[index]
             if fallback is None:
-                cost = self._cost(item.fragment)
-                if cost <= remaining:
-                    chosen.append((index, Selected(item, item.fragment, cost)))
-                    remaining -= cost
+                if full <= remaining:
+                    chosen.append((index, Selected(item, item.fragment, full)))
+                    remaining -= full
                     continue
                 # Too big in full: a shallower depth competes again, at its lower value.
-                fallback = self._fitting_variant(item, remaining, variants)
+                fallback = _deepest_fitting(fallbacks(index), remaining)
                 if fallback is None:
-                    dropped[index] = f"budget: needs {cost} tokens, {remaining} left"
+                    dropped[index] = f"budget: needs {full} tokens, {remaining} left"
                     continue
                 value = self._value(relevance[index], max_similarity[index], fallback)
                 heapq.heappush(heap, (-value, fragment_id, index, len(chosen), fallback))
@@ -251,19 +267,14 @@ class Packer:
             worth = self._policy.depth_values.get(fallback.fragment.detail_depth, 0.0)
         return (lam * relevance - (1 - lam) * similarity) * worth
 
-    def _fitting_variant(
-        self, item: FusedItem, remaining: int, variants: VariantLookup
-    ) -> Selected | None:
-        """The deepest shallower variant of the item's node that fits, if any."""
-        for variant in variants(item.fragment.uko_uri):
-            if variant.detail_depth >= item.fragment.detail_depth:
-                continue
-            if self._policy.depth_values.get(variant.detail_depth, 0.0) <= 0.0:
-                continue
-            cost = self._cost(variant)
-            if cost <= remaining:
-                return Selected(item, variant, cost)
-        return None
+    def _shallower(self, item: FusedItem, variants: VariantLookup) -> list[Selected]:
+        """The node's shallower depths worth using, with their costs, deepest first."""
+        return [
+            Selected(item, variant, self._cost(variant))
+            for variant in variants(item.fragment.uko_uri)
+            if variant.detail_depth < item.fragment.detail_depth
+            and self._policy.depth_values.get(variant.detail_depth, 0.0) > 0.0
+        ]
 
     def _fit(
         self, chosen: list[tuple[int, Selected]], request: ContextRequest, dropped: dict[int, str]
