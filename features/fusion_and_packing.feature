@@ -137,7 +137,7 @@ Feature: Fusing what strategies propose and packing it into the budget
       """
     And the project is indexed
     When I ask for "knapsack" within 2 tokens more than the full text of "uko://doc/docs/packing.md#knapsack"
-    Then the context holds "uko://doc/docs/packing.md#knapsack" at depth 0 as "section Knapsack (docs/packing.md:5-11)"
+    Then the context holds "uko://doc/docs/packing.md#knapsack" at depth 4 as "## Knapsack\nThe packer uses knapsack selection over detail depths."
     And the context uses at most the budget
 
   Scenario: Whatever the fragments, budget and format, the output never exceeds the budget

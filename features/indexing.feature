@@ -69,9 +69,9 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
       | uko://doc/docs/guide.md#guide         | section  | 1-3   |
       | uko://doc/docs/guide.md#installation  | section  | 5-7   |
       | uko://doc/docs/guide.md#budgets       | section  | 9-11  |
-      | uko://code/docs/allocator.py#module   | module   | 1-3   |
+      | uko://code/docs/allocator.py#module   | block    | 1-3   |
       | uko://code/docs/allocator.py#split_budget | function | 6-7 |
-      | uko://code/docs/allocator.py#allocator | class   | 10-12 |
+      | uko://code/docs/allocator.py#Allocator | class   | 10-12 |
       | uko://doc/docs/notes.txt#paragraph-1  | paragraph | 1-1  |
       | uko://doc/docs/notes.txt#paragraph-2  | paragraph | 3-3  |
     And the full text of "uko://code/docs/allocator.py#split_budget" is lines 6-7 of "docs/allocator.py"
@@ -81,7 +81,7 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
   Scenario: Indexing an unchanged folder again does no work
     Given the folder "docs" is indexed
     When I index the folder "docs"
-    Then the index run indexed 0 files, found 3 unchanged and removed 0
+    Then the index run indexed 0 files, found 4 unchanged and removed 0
 
   Scenario: Editing one file re-indexes only that file
     Given the folder "docs" is indexed
@@ -90,7 +90,7 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
       The first paragraph now mentions giraffes.
       """
     And I index the folder "docs"
-    Then the index run indexed 1 files, found 2 unchanged and removed 0
+    Then the index run indexed 1 files, found 3 unchanged and removed 0
     And searching for "giraffes" finds "uko://doc/docs/notes.txt#paragraph-1"
     And searching for "zebras" finds nothing
 
@@ -98,7 +98,7 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     Given the folder "docs" is indexed
     When I delete "docs/notes.txt"
     And I index the folder "docs"
-    Then the index run indexed 0 files, found 2 unchanged and removed 1
+    Then the index run indexed 0 files, found 3 unchanged and removed 1
     And the store has no fragment of "docs/notes.txt"
     And searching for "zebras" finds nothing
 
@@ -136,7 +136,7 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
 
   Scenario: An interrupted index leaves the previous index intact and usable
     Given the folder "docs" is indexed
-    And the store holds 16 fragments
+    And the store holds 33 fragments
     When I change "docs/notes.txt" to:
       """
       The first paragraph now mentions giraffes.
@@ -144,11 +144,11 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     And a file "docs/zz-last.md" is added
     And indexing "docs" is interrupted by an error when it reaches "docs/zz-last.md"
     Then the index run failed with "interrupted at docs/zz-last.md"
-    And the store holds 16 fragments
+    And the store holds 33 fragments
     And searching for "zebras" finds "uko://doc/docs/notes.txt#paragraph-1"
     And searching for "giraffes" finds nothing
     When I index the folder "docs"
-    Then the index run indexed 2 files, found 2 unchanged and removed 0
+    Then the index run indexed 2 files, found 3 unchanged and removed 0
     And searching for "giraffes" finds "uko://doc/docs/notes.txt#paragraph-1"
 
   Scenario: Markdown sections: a preamble, code fences and repeated headings
@@ -197,7 +197,7 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
       | uko://doc/manual/long.txt#paragraph-1        | paragraph | 1-5   |
       | uko://doc/manual/long.txt#paragraph-1-part-2 | paragraph | 6-7   |
 
-  Scenario: Python that does not parse is indexed by blocks
+  Scenario: Python with a syntax error is still indexed, and the summary says so
     Given a file "manual/broken.py" containing:
       """
       def unfinished(:
@@ -206,10 +206,8 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
       print("still text")
       """
     When I index the folder "manual"
-    Then the store holds these nodes:
-      | uri                                  | kind  | lines |
-      | uko://code/manual/broken.py#block-1  | block | 1-2   |
-      | uko://code/manual/broken.py#block-2  | block | 4-4   |
+    Then the index run saw 1 files, indexed 1 and skipped 1 as "parsed with syntax errors (indexed anyway)"
+    And searching for "still text" finds "uko://code/manual/broken.py#module"
 
   Scenario: Files that are too large, not UTF-8, or excluded in config are skipped
     Given the setting "ingest.max_file_bytes" is 200
@@ -227,9 +225,9 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     Given the folder "docs" is indexed
     When I touch "docs/guide.md"
     And I index the folder "docs"
-    Then the index run indexed 0 files, found 3 unchanged and removed 0
+    Then the index run indexed 0 files, found 4 unchanged and removed 0
     When I index the folder "docs"
-    Then the index run indexed 0 files, found 3 unchanged and removed 0
+    Then the index run indexed 0 files, found 4 unchanged and removed 0
 
   Scenario: A file that became binary is removed from the store
     Given the folder "docs" is indexed

@@ -70,4 +70,5 @@ def ask_just_above(context: Context, query: str, extra: int, uri: str) -> None:
 @then('the context holds "{uri}" at depth {depth:d} as "{text}"')
 def holds_at_depth(context: Context, uri: str, depth: int, text: str) -> None:
     found = [(f.detail_depth, f.text) for f in result(context).fragments if f.uko_uri == uri]
-    assert found == [(depth, text)], f"the context holds {uri} as {found}"
+    expected = text.replace("\\n", "\n")  # a feature file writes a line break as \n
+    assert found == [(depth, expected)], f"the context holds {uri} as {found}"

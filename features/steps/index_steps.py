@@ -63,13 +63,17 @@ def file_added(context: Context, path: str) -> None:
 
 @when('indexing "{folder}" is interrupted by an error when it reaches "{path}"')
 def interrupted_index(context: Context, folder: str, path: str) -> None:
-    def on_file(relpath: str) -> None:
-        if relpath == path:
-            raise RuntimeError(f"interrupted at {relpath}")
+    class Interrupting:
+        def started(self, root: str, total: int) -> None:
+            pass
+
+        def file(self, relpath: str) -> None:
+            if relpath == path:
+                raise RuntimeError(f"interrupted at {relpath}")
 
     context.index_error = None
     try:
-        pipeline(context).index([context.project / folder], on_file=on_file)
+        pipeline(context).index([context.project / folder], Interrupting())
     except RuntimeError as exc:
         context.index_error = exc
 

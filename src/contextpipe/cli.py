@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +12,13 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from . import __version__
@@ -21,6 +28,7 @@ from .config import (
     load_settings,
 )
 from .errors import ContextpipeError
+from .graph import graph_stats, load_graph, neighbourhood
 from .ingest.indexer import IndexSummary
 from .logs import configure_logging
 from .models import OutputFormat, RequestFilters, StrategySelection, json_schema
@@ -107,8 +115,50 @@ def _print_summary(summary: IndexSummary) -> None:
     click.echo(
         f"{summary.root}: {summary.files_seen} files seen, {summary.indexed} indexed, "
         f"{summary.unchanged} unchanged, {summary.removed} removed, {skipped} skipped{reasons}; "
+        f"{summary.nodes_written} nodes, {summary.edges_written} edges, "
         f"{summary.fragments_written} fragments written in {summary.seconds:.2f} s"
     )
+
+
+class _BarProgress:
+    """A progress bar on a terminal: files done, files per second, time left."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._task = progress.add_task("indexing", total=None, rate="")
+        self._started = time.perf_counter()
+        self._done = 0
+
+    def started(self, root: str, total: int) -> None:
+        self._progress.reset(self._task, total=total, description=root, rate="")
+        self._started, self._done = time.perf_counter(), 0
+
+    def file(self, path: str) -> None:
+        self._done += 1
+        rate = self._done / max(time.perf_counter() - self._started, 1e-9)
+        self._progress.update(self._task, advance=1, rate=f"{rate:.0f} files/s")
+
+
+class _LogProgress:
+    """Plain lines on stderr when not on a terminal: one every 1,000 files."""
+
+    def __init__(self) -> None:
+        self._root = ""
+        self._total = 0
+        self._done = 0
+        self._started = time.perf_counter()
+
+    def started(self, root: str, total: int) -> None:
+        self._root, self._total, self._done = root, total, 0
+        self._started = time.perf_counter()
+
+    def file(self, path: str) -> None:
+        self._done += 1
+        if self._done % 1000 == 0:
+            rate = self._done / max(time.perf_counter() - self._started, 1e-9)
+            click.echo(
+                f"{self._root}: {self._done}/{self._total} files ({rate:.0f} files/s)", err=True
+            )
 
 
 @cli.command()
@@ -119,23 +169,63 @@ def index(obj: _Context, paths: tuple[Path, ...]) -> None:
     with _errors():
         pipeline = obj.pipeline()
         if _stderr.is_terminal:
-            with Progress(
-                SpinnerColumn(),
-                TextColumn("{task.completed} files"),
+            columns = (
                 TextColumn("{task.description}"),
-                TimeElapsedColumn(),
-                console=_stderr,
-                transient=True,
-            ) as progress:
-                task = progress.add_task("indexing", total=None)
-                summaries = pipeline.index(
-                    paths, on_file=lambda path: progress.update(task, advance=1, description=path)
-                )
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeRemainingColumn(),
+            )
+            with Progress(*columns, console=_stderr, transient=True) as bar:
+                summaries = pipeline.index(paths, _BarProgress(bar))
         else:
-            summaries = pipeline.index(paths)
+            summaries = pipeline.index(paths, _LogProgress())
         for summary in summaries:
             _print_summary(summary)
         click.echo(f"store: {pipeline.store.directory} ({pipeline.store.count()} fragments)")
+
+
+@cli.group()
+def graph() -> None:
+    """Inspect the UKO graph of the index."""
+
+
+@graph.command("stats")
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def graph_stats_command(obj: _Context, output_format: str) -> None:
+    """Node counts by kind and edge counts by type."""
+    with _errors():
+        pipeline = obj.pipeline()
+        pipeline.store.check()
+        stats = graph_stats(load_graph(pipeline.store))
+    if output_format == "json":
+        click.echo(json.dumps({"nodes": stats.nodes, "edges": stats.edges}, indent=2))
+        return
+    click.echo(f"nodes: {sum(stats.nodes.values())}")
+    for kind, count in stats.nodes.items():
+        click.echo(f"  {kind}: {count}")
+    click.echo(f"edges: {sum(stats.edges.values())}")
+    for kind, count in stats.edges.items():
+        click.echo(f"  {kind}: {count}")
+
+
+@graph.command("show")
+@click.argument("uri")
+@click.option("--hops", type=click.IntRange(0, 10), default=1, show_default=True)
+@click.pass_obj
+def graph_show(obj: _Context, uri: str, hops: int) -> None:
+    """Print a node's neighbourhood: every edge within HOPS of it."""
+    with _errors():
+        pipeline = obj.pipeline()
+        pipeline.store.check()
+        graph_ = load_graph(pipeline.store)
+    if uri not in graph_:
+        _fail(f"{uri}: no such node; `contextpipe graph stats` shows what is indexed")
+    attributes = graph_.nodes[uri]
+    click.echo(f"{uri} ({attributes.get('kind')}, {attributes.get('path')})")
+    for source, kind, target in neighbourhood(graph_, uri, hops):
+        click.echo(f"  {source} -[{kind}]-> {target}")
 
 
 @cli.command()

@@ -23,7 +23,7 @@ from .config import LoadedSettings, load_settings
 from .errors import ConfigError, ContextpipeError
 from .executor import PlannedRun, RunOutcome, StrategyExecutor
 from .fusion import FusedItem, RankedList, fuse
-from .ingest.indexer import IndexSummary, ProgressCallback, index_folder
+from .ingest.indexer import IndexProgress, IndexSummary, IngestLimits, index_folder
 from .logs import configure_logging, logger
 from .models import (
     AssembledContext,
@@ -101,29 +101,37 @@ class Pipeline:
         """The configured tokenizer."""
         return get_tokenizer(self.settings.tokenizer.name)
 
-    def index(
-        self, paths: Iterable[str | Path], on_file: ProgressCallback | None = None
-    ) -> list[IndexSummary]:
-        """Bring the store up to date with each folder (or file's folder) in `paths`."""
+    @property
+    def ingest_limits(self) -> IngestLimits:
+        """What `index` reads and how it cuts it, from `[ingest]`."""
         ingest = self.settings.ingest
-        summaries: list[IndexSummary] = []
+        return IngestLimits(ingest.max_file_bytes, ingest.max_chunk_lines, tuple(ingest.exclude))
+
+    def index_roots(self, paths: Iterable[str | Path]) -> list[Path]:
+        """The folders `index(paths)` walks (a file's folder for a file)."""
+        roots: list[Path] = []
         for raw in paths:
             root = Path(raw).resolve()
             if not root.exists():
                 raise ContextpipeError(f"{raw}: no such file or directory")
-            summaries.append(
-                index_folder(
-                    self.store,
-                    root if root.is_dir() else root.parent,
-                    self.loaded.project_dir,
-                    self.tokenizer,
-                    ingest.max_file_bytes,
-                    ingest.max_chunk_lines,
-                    ingest.exclude,
-                    on_file,
-                )
+            roots.append(root if root.is_dir() else root.parent)
+        return roots
+
+    def index(
+        self, paths: Iterable[str | Path], progress: IndexProgress | None = None
+    ) -> list[IndexSummary]:
+        """Bring the store up to date with each folder (or file's folder) in `paths`."""
+        return [
+            index_folder(
+                self.store,
+                root,
+                self.loaded.project_dir,
+                self.tokenizer,
+                self.ingest_limits,
+                progress,
             )
-        return summaries
+            for root in self.index_roots(paths)
+        ]
 
     def request(self, request_or_query: ContextRequest | str, **fields: Any) -> ContextRequest:
         """A validated request: a query string plus fields, or a request with fields replaced."""

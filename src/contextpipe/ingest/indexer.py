@@ -1,19 +1,30 @@
-"""`index`: walk a folder, chunk what changed, count tokens, write it in one transaction."""
+"""`index`: walk a folder, parse what changed into nodes, fragments and edges, count
+tokens, and write it all in one transaction.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from ..models import ContextFragment, DetailDepth, SourceRef, content_hash, fragment_id
-from ..store.embedded import EmbeddedStore, NewFragment, StoredFile, StoreWriter
+from ..store.embedded import (
+    EmbeddedStore,
+    NewFragment,
+    StoredEdge,
+    StoredFile,
+    StoredNode,
+    StoreWriter,
+)
 from ..tokenizers import Tokenizer
-from .chunking import Chunk, chunk_file, language_of
+from .history import Revision, git_revisions
+from .nodes import FileNodes, file_nodes
 from .walk import SourceFile, walk_files
 
 _BINARY_SNIFF_BYTES = 8192
@@ -29,11 +40,27 @@ class IndexSummary:
     unchanged: int = 0
     removed: int = 0
     fragments_written: int = 0
+    nodes_written: int = 0
+    edges_written: int = 0
     skipped: Counter[str] = field(default_factory=Counter[str])
     seconds: float = 0.0
 
 
-ProgressCallback = Callable[[str], None]
+class IndexProgress(Protocol):
+    """Told how many files a run will look at, then of each file as it gets to it."""
+
+    def started(self, root: str, total: int) -> None: ...
+
+    def file(self, path: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class IngestLimits:
+    """What `index` reads and how it cuts it (from `[ingest]`)."""
+
+    max_file_bytes: int
+    max_chunk_lines: int
+    exclude: tuple[str, ...] = ()
 
 
 def index_folder(
@@ -41,41 +68,33 @@ def index_folder(
     root: Path,
     project_dir: Path,
     tokenizer: Tokenizer,
-    max_file_bytes: int,
-    max_chunk_lines: int,
-    exclude: list[str],
-    on_file: ProgressCallback | None = None,
+    limits: IngestLimits,
+    progress: IndexProgress | None = None,
 ) -> IndexSummary:
     """Bring the store up to date with the files under `root`.
 
     Unchanged files (same size and mtime, or same content) are not read again; files that
-    disappeared are removed. Everything is written in one transaction.
+    disappeared are removed with their nodes, fragments and edges. Everything is written
+    in one transaction, so an interrupted run leaves the previous index as it was.
     """
     started = time.perf_counter()
     summary = IndexSummary(root=str(root))
     prefix = _prefix(root, project_dir)
+    sources = list(walk_files(root, project_dir, limits.exclude, skip_dirs=[store.directory]))
+    if progress is not None:
+        progress.started(str(root), len(sources))
     with store.writer() as writer:
         # Token counts are stored per tokenizer: a new tokenizer means counting everything again.
         recount = writer.get_meta("tokenizer") not in (None, tokenizer.name)
         writer.set_meta("tokenizer", tokenizer.name)
+        ingest = _FileIngest(writer, tokenizer, limits, summary, root, project_dir)
         known = writer.files(prefix)
-        seen: set[str] = set()
-        for source in walk_files(root, project_dir, exclude, skip_dirs=[store.directory]):
+        for source in sources:
             summary.files_seen += 1
-            seen.add(source.relpath)
-            if on_file is not None:
-                on_file(source.relpath)
-            _index_file(
-                writer,
-                source,
-                known.get(source.relpath),
-                recount,
-                summary,
-                tokenizer,
-                max_file_bytes,
-                max_chunk_lines,
-            )
-        for path in sorted(set(known) - seen):
+            if progress is not None:
+                progress.file(source.relpath)
+            ingest.file(source, None if recount else known.get(source.relpath))
+        for path in sorted(set(known) - {source.relpath for source in sources}):
             writer.remove_file(path)
             summary.removed += 1
     summary.seconds = time.perf_counter() - started
@@ -91,41 +110,107 @@ def _prefix(root: Path, project_dir: Path) -> str:
     return root.as_posix() + "/"
 
 
-def _index_file(
-    writer: StoreWriter,
-    source: SourceFile,
-    stored: StoredFile | None,
-    recount: bool,
-    summary: IndexSummary,
-    tokenizer: Tokenizer,
-    max_file_bytes: int,
-    max_chunk_lines: int,
-) -> None:
-    if not recount and stored and (stored.size, stored.mtime_ns) == (source.size, source.mtime_ns):
-        summary.unchanged += 1
-        return
-    if source.size > max_file_bytes:
-        summary.skipped[f"larger than {max_file_bytes} bytes"] += 1
-        return
-    data = source.path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    current = StoredFile(source.size, source.mtime_ns, digest)
-    if not recount and stored and stored.sha256 == digest:
-        writer.touch_file(source.relpath, current)
-        summary.unchanged += 1
-        return
-    text = _decode(data)
-    if text is None:
-        summary.skipped["binary or not UTF-8"] += 1
-        if stored:
-            writer.remove_file(source.relpath)
-        return
-    modified = datetime.fromtimestamp(source.mtime_ns / 1e9, UTC)
-    chunks = chunk_file(source.relpath, text, max_chunk_lines)
-    fragments = list(_fragments(source.relpath, chunks, modified, tokenizer))
-    writer.replace_file(source.relpath, current, fragments)
-    summary.indexed += 1
-    summary.fragments_written += len(fragments)
+class _FileIngest:
+    """Indexes one file at a time into an open transaction."""
+
+    def __init__(
+        self,
+        writer: StoreWriter,
+        tokenizer: Tokenizer,
+        limits: IngestLimits,
+        summary: IndexSummary,
+        root: Path,
+        project_dir: Path,
+    ) -> None:
+        self._writer = writer
+        self._tokenizer = tokenizer
+        self._limits = limits
+        self._summary = summary
+        self._root = root
+        self._project_dir = project_dir
+        self._revisions: dict[str, Revision] | None = None
+
+    def _revision(self, relpath: str) -> Revision | None:
+        # git is asked only once something changed: a no-change run never starts it.
+        if self._revisions is None:
+            self._revisions = git_revisions(self._root, self._project_dir)
+        return self._revisions.get(relpath)
+
+    def file(self, source: SourceFile, stored: StoredFile | None) -> None:
+        summary = self._summary
+        if stored and (stored.size, stored.mtime_ns) == (source.size, source.mtime_ns):
+            summary.unchanged += 1
+            return
+        if source.size > self._limits.max_file_bytes:
+            summary.skipped[f"larger than {self._limits.max_file_bytes} bytes"] += 1
+            # Remembered without content, so that the next run does not look at it again.
+            self._writer.replace_file(
+                source.relpath, StoredFile(source.size, source.mtime_ns, ""), [], [], []
+            )
+            return
+        data = source.path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        current = StoredFile(source.size, source.mtime_ns, digest)
+        if stored and stored.sha256 == digest:
+            self._writer.touch_file(source.relpath, current)
+            summary.unchanged += 1
+            return
+        text = _decode(data)
+        if text is None:
+            summary.skipped["binary or not UTF-8"] += 1
+            self._writer.replace_file(source.relpath, current, [], [], [])
+            return
+        parsed = file_nodes(source.relpath, text, self._limits.max_chunk_lines)
+        if parsed.has_errors:
+            summary.skipped["parsed with syntax errors (indexed anyway)"] += 1
+        revision = self._revision(source.relpath)
+        if revision is not None:
+            modified, read_at = revision.committed_at, f"commit:{revision.commit}"
+        else:
+            modified = datetime.fromtimestamp(source.mtime_ns / 1e9, UTC)
+            read_at = f"sha256:{digest}"
+        fragments = list(self._fragments(source.relpath, parsed, modified, read_at))
+        nodes = [
+            StoredNode(n.uri, n.kind, n.name, source.relpath, n.start_line, n.end_line, n.parent)
+            for n in parsed.nodes
+        ]
+        edges = [StoredEdge(s, kind, target, source.relpath) for s, kind, target in parsed.edges]
+        self._writer.replace_file(source.relpath, current, fragments, nodes, edges)
+        summary.indexed += 1
+        summary.fragments_written += len(fragments)
+        summary.nodes_written += len(nodes)
+        summary.edges_written += len(edges)
+
+    def _fragments(
+        self, path: str, parsed: FileNodes, modified: datetime, read_at: str
+    ) -> Iterator[NewFragment]:
+        for node in parsed.nodes:
+            source = SourceRef(
+                uri=node.uri,
+                path=path,
+                start_line=node.start_line,
+                end_line=node.end_line,
+                kind=node.kind,
+                modified_at=modified,
+            )
+            for depth, text in sorted(node.texts.items(), reverse=True):
+                detail: DetailDepth = 9 if depth == 9 else 4 if depth == 4 else 0
+                fragment = ContextFragment(
+                    id=fragment_id(node.uri, detail),
+                    uko_uri=node.uri,
+                    detail_depth=detail,
+                    text=text,
+                    token_count=self._tokenizer.count(text),
+                    source=source,
+                    content_hash=content_hash(text),
+                    metadata={"read_at": read_at},
+                )
+                yield NewFragment(
+                    fragment,
+                    node.name,
+                    parsed.language,
+                    node.search_text if detail == 9 else None,
+                )
 
 
 def _decode(data: bytes) -> str | None:
@@ -135,31 +220,3 @@ def _decode(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _fragments(
-    path: str, chunks: list[Chunk], modified: datetime, tokenizer: Tokenizer
-) -> Iterator[NewFragment]:
-    language = language_of(path)
-    for chunk in chunks:
-        source = SourceRef(
-            uri=chunk.uri,
-            path=path,
-            start_line=chunk.start_line,
-            end_line=chunk.end_line,
-            kind=chunk.kind,
-            modified_at=modified,
-        )
-        listing = f"{chunk.kind} {chunk.name} ({path}:{chunk.start_line}-{chunk.end_line})"
-        depths: tuple[tuple[DetailDepth, str], ...] = ((9, chunk.text), (0, listing))
-        for depth, text in depths:
-            fragment = ContextFragment(
-                id=fragment_id(chunk.uri, depth),
-                uko_uri=chunk.uri,
-                detail_depth=depth,
-                text=text,
-                token_count=tokenizer.count(text),
-                source=source,
-                content_hash=content_hash(text),
-            )
-            yield NewFragment(fragment, chunk.name, language)

@@ -23,7 +23,7 @@ from ..errors import StoreError
 from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,9 +47,27 @@ CREATE TABLE IF NOT EXISTS fragments (
     text TEXT NOT NULL,
     token_count INTEGER NOT NULL,
     content_hash TEXT NOT NULL,
-    modified_at TEXT NOT NULL
+    modified_at TEXT NOT NULL,
+    read_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS fragments_by_uri ON fragments(uri, depth);
+CREATE TABLE IF NOT EXISTS nodes (
+    uri TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    parent TEXT
+);
+CREATE INDEX IF NOT EXISTS nodes_by_path ON nodes(path);
+CREATE TABLE IF NOT EXISTS edges (
+    source TEXT NOT NULL,
+    type TEXT NOT NULL,
+    target TEXT NOT NULL,
+    path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS edges_by_path ON edges(path);
 CREATE INDEX IF NOT EXISTS fragments_by_path ON fragments(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     title, text, words, tokenize = 'porter unicode61 remove_diacritics 2'
@@ -58,7 +76,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 
 _FRAGMENT_COLUMNS = (
     "id, uri, depth, path, start_line, end_line, kind, title, language, text, token_count,"
-    " content_hash, modified_at"
+    " content_hash, modified_at, read_at"
 )
 
 # A heading or definition name that matches says more than a word in the body.
@@ -125,11 +143,37 @@ class StoredFile:
 
 @dataclass(frozen=True)
 class NewFragment:
-    """A fragment to write, with the fields the store indexes."""
+    """A fragment to write, with the fields the store indexes. `search_text` is what the
+    full-text index sees (None: not searchable at all).
+    """
 
     fragment: ContextFragment
     title: str
     language: str
+    search_text: str | None
+
+
+@dataclass(frozen=True)
+class StoredNode:
+    """A UKO node as the store keeps it (the graph is built from these and the edges)."""
+
+    uri: str
+    kind: str
+    name: str
+    path: str
+    start_line: int
+    end_line: int
+    parent: str | None
+
+
+@dataclass(frozen=True)
+class StoredEdge:
+    """A typed edge as declared by its source file; `target` is a key the graph resolves."""
+
+    source: str
+    type: str
+    target: str
+    path: str
 
 
 class EmbeddedStore:
@@ -192,7 +236,7 @@ class EmbeddedStore:
             try:
                 if _schema_version(connection) not in (None, SCHEMA_VERSION):
                     # An index of an older layout is rebuilt, inside this same transaction.
-                    for table in ("fts", "fragments", "files", "meta"):
+                    for table in ("fts", "edges", "nodes", "fragments", "files", "meta"):
                         connection.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -252,6 +296,32 @@ class EmbeddedStore:
             hits.append(TextHit(fragment, -float(row[-1]), matched))
         return hits
 
+    def nodes(self) -> list[StoredNode]:
+        """Every node, in path and line order."""
+        rows = self._reader().execute(
+            "SELECT uri, kind, name, path, start_line, end_line, parent FROM nodes"
+            " ORDER BY path, start_line, uri"
+        )
+        return [
+            StoredNode(
+                str(r[0]),
+                str(r[1]),
+                str(r[2]),
+                str(r[3]),
+                int(r[4]),
+                int(r[5]),
+                None if r[6] is None else str(r[6]),
+            )
+            for r in rows
+        ]
+
+    def edges(self) -> list[StoredEdge]:
+        """Every declared edge, in a stable order."""
+        rows = self._reader().execute(
+            "SELECT source, type, target, path FROM edges ORDER BY path, source, type, target"
+        )
+        return [StoredEdge(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+
 
 class StoreWriter:
     """Changes to the store inside one open transaction."""
@@ -293,22 +363,38 @@ class StoreWriter:
             "SELECT rowid FROM fragments WHERE path = ?", (path,)
         ).fetchall():
             self._connection.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-        self._connection.execute("DELETE FROM fragments WHERE path = ?", (path,))
-        self._connection.execute("DELETE FROM files WHERE path = ?", (path,))
+        for table in ("fragments", "nodes", "edges", "files"):
+            self._connection.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
 
-    def replace_file(self, path: str, stored: StoredFile, fragments: Iterable[NewFragment]) -> None:
-        """Write a file's fragments, replacing what was indexed from it before."""
+    def replace_file(
+        self,
+        path: str,
+        stored: StoredFile,
+        fragments: Iterable[NewFragment],
+        nodes: Iterable[StoredNode],
+        edges: Iterable[StoredEdge],
+    ) -> None:
+        """Write a file's fragments, nodes and edges, replacing what was indexed from it."""
         self.remove_file(path)
         self._connection.execute(
             "INSERT INTO files(path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
             (path, stored.size, stored.mtime_ns, stored.sha256),
+        )
+        self._connection.executemany(
+            "INSERT INTO nodes(uri, kind, name, path, start_line, end_line, parent)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(n.uri, n.kind, n.name, n.path, n.start_line, n.end_line, n.parent) for n in nodes],
+        )
+        self._connection.executemany(
+            "INSERT INTO edges(source, type, target, path) VALUES (?, ?, ?, ?)",
+            [(e.source, e.type, e.target, e.path) for e in edges],
         )
         for item in fragments:
             fragment, source = item.fragment, item.fragment.source
             modified = (source.modified_at or datetime.fromtimestamp(0, UTC)).isoformat()
             cursor = self._connection.execute(
                 f"INSERT INTO fragments({_FRAGMENT_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     fragment.id,
                     fragment.uko_uri,
@@ -323,17 +409,18 @@ class StoreWriter:
                     fragment.token_count,
                     fragment.content_hash,
                     modified,
+                    fragment.metadata.get("read_at", ""),
                 ),
             )
-            if fragment.detail_depth == 9:
+            if item.search_text is not None:
                 title = f"{item.title} {source.path}"
                 self._connection.execute(
                     "INSERT INTO fts(rowid, title, text, words) VALUES (?, ?, ?, ?)",
                     (
                         cursor.lastrowid,
                         f"{title} {identifier_words(title)}",
-                        fragment.text,
-                        identifier_words(fragment.text),
+                        item.search_text,
+                        identifier_words(item.search_text),
                     ),
                 )
 
@@ -359,7 +446,22 @@ def _filter_sql(filters: RequestFilters) -> tuple[str, list[str]]:
 
 
 def _fragment(row: Sequence[object]) -> ContextFragment:
-    (id_, uri, depth, path, start, end, kind, title, language, text, tokens, digest, modified) = row
+    (
+        id_,
+        uri,
+        depth,
+        path,
+        start,
+        end,
+        kind,
+        title,
+        language,
+        text,
+        tokens,
+        digest,
+        modified,
+        read_at,
+    ) = row
     return ContextFragment(
         id=str(id_),
         uko_uri=str(uri),
@@ -375,5 +477,5 @@ def _fragment(row: Sequence[object]) -> ContextFragment:
             modified_at=datetime.fromisoformat(str(modified)),
         ),
         content_hash=str(digest),
-        metadata={"title": str(title), "language": str(language)},
+        metadata={"title": str(title), "language": str(language), "read_at": str(read_at)},
     )

@@ -1,0 +1,375 @@
+"""Parse source code with tree-sitter: definitions (nested), imports, calls, base classes
+and type references, for Python, JavaScript, TypeScript, Go, Rust, Java, C and C++.
+
+Grammars come from their PyPI wheels (no compilation, no download). Only definition levels
+are walked in Python; tree-sitter never raises on bad syntax, it marks error nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+
+import tree_sitter_c
+import tree_sitter_cpp
+import tree_sitter_go
+import tree_sitter_java
+import tree_sitter_javascript
+import tree_sitter_python
+import tree_sitter_rust
+import tree_sitter_typescript
+from tree_sitter import Language, Node, Parser
+
+_GRAMMARS: dict[str, Callable[[], object]] = {
+    "python": tree_sitter_python.language,
+    "javascript": tree_sitter_javascript.language,
+    "jsx": tree_sitter_javascript.language,
+    "typescript": tree_sitter_typescript.language_typescript,
+    "tsx": tree_sitter_typescript.language_tsx,
+    "go": tree_sitter_go.language,
+    "rust": tree_sitter_rust.language,
+    "java": tree_sitter_java.language,
+    "c": tree_sitter_c.language,
+    "cpp": tree_sitter_cpp.language,
+}
+PARSED_LANGUAGES = frozenset(_GRAMMARS)
+
+_JS_DEFINITIONS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "method_definition": "method",
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+    "internal_module": "namespace",
+    "method_signature": "method",
+    "abstract_method_signature": "method",
+}
+_DEFINITIONS: dict[str, dict[str, str]] = {
+    "python": {"function_definition": "function", "class_definition": "class"},
+    "javascript": _JS_DEFINITIONS,
+    "jsx": _JS_DEFINITIONS,
+    "typescript": _JS_DEFINITIONS,
+    "tsx": _JS_DEFINITIONS,
+    "go": {"function_declaration": "function", "method_declaration": "method", "type_spec": "type"},
+    "rust": {
+        "function_item": "function",
+        "function_signature_item": "function",
+        "struct_item": "struct",
+        "enum_item": "enum",
+        "trait_item": "trait",
+        "impl_item": "impl",
+        "mod_item": "module",
+    },
+    "java": {
+        "class_declaration": "class",
+        "interface_declaration": "interface",
+        "enum_declaration": "enum",
+        "record_declaration": "record",
+        "method_declaration": "method",
+        "constructor_declaration": "method",
+    },
+    "c": {
+        "function_definition": "function",
+        "struct_specifier": "struct",
+        "enum_specifier": "enum",
+    },
+    "cpp": {
+        "function_definition": "function",
+        "struct_specifier": "struct",
+        "class_specifier": "class",
+        "enum_specifier": "enum",
+        "namespace_definition": "namespace",
+    },
+}
+_IMPORTS: dict[str, frozenset[str]] = {
+    "python": frozenset({"import_statement", "import_from_statement"}),
+    "javascript": frozenset({"import_statement"}),
+    "jsx": frozenset({"import_statement"}),
+    "typescript": frozenset({"import_statement"}),
+    "tsx": frozenset({"import_statement"}),
+    "go": frozenset({"import_spec"}),
+    "rust": frozenset({"use_declaration"}),
+    "java": frozenset({"import_declaration"}),
+    "c": frozenset({"preproc_include"}),
+    "cpp": frozenset({"preproc_include"}),
+}
+_CALLS = frozenset(
+    {"call", "call_expression", "method_invocation", "object_creation_expression", "new_expression"}
+)
+_TYPE_NAMES = frozenset({"type_identifier"})
+_CLASS_LIKE = frozenset({"class", "struct", "impl", "trait", "interface", "enum", "record"})
+_NAME_NODES = frozenset(
+    {
+        "identifier",
+        "field_identifier",
+        "type_identifier",
+        "property_identifier",
+        "qualified_identifier",
+        "destructor_name",
+        "operator_name",
+    }
+)
+_BODY_FIELDS = ("body", "block")
+_STRING_QUOTES = re.compile(r"""^[rRbBuUfF]*("{3}|'{3}|"|')|("{3}|'{3}|"|')$""")
+_JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function"})
+
+
+@dataclass
+class Definition:
+    """A definition found in a file; `qualname` joins the names of its enclosing ones."""
+
+    kind: str
+    name: str
+    qualname: str
+    start_line: int
+    end_line: int
+    header_end_line: int
+    docstring: str
+    parent: Definition | None
+    calls: set[str] = field(default_factory=set[str])
+    references: set[str] = field(default_factory=set[str])
+    bases: list[str] = field(default_factory=list[str])
+    children: list[Definition] = field(default_factory=list["Definition"])
+
+
+@dataclass(frozen=True)
+class ImportStatement:
+    """One import: the raw module or path it names, as written, and its line. `names` are
+    what a Python `from X import a, b` takes, which may be submodules of X.
+    """
+
+    target: str
+    line: int
+    relative_level: int = 0
+    names: tuple[str, ...] = ()
+
+
+@dataclass
+class ParsedCode:
+    """What one source file defines, imports and calls."""
+
+    definitions: list[Definition]
+    imports: list[ImportStatement]
+    has_errors: bool
+
+
+@cache
+def _parser(language: str) -> Parser:
+    return Parser(Language(_GRAMMARS[language]()))
+
+
+def _text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def _declarator_name(node: Node | None) -> str:
+    """C/C++ declarators nest (pointer, function, reference): follow them to the name."""
+    while node is not None and node.type not in _NAME_NODES:
+        node = node.child_by_field_name("declarator") or (
+            node.named_children[0] if node.named_children else None
+        )
+    return _text(node)
+
+
+def _name(node: Node, language: str) -> str:
+    kind = node.type
+    if language in ("c", "cpp") and kind == "function_definition":
+        return _declarator_name(node.child_by_field_name("declarator"))
+    if kind == "impl_item":
+        trait, target = node.child_by_field_name("trait"), node.child_by_field_name("type")
+        return f"{_text(trait)} for {_text(target)}" if trait else _text(target)
+    if kind == "method_declaration" and language == "go":
+        receiver = node.child_by_field_name("receiver")
+        owner = next((n for n in _walk(receiver) if n.type == "type_identifier"), None)
+        return f"{_text(owner)}.{_text(node.child_by_field_name('name'))}"
+    return _text(node.child_by_field_name("name")) or "<anonymous>"
+
+
+def _walk(node: Node | None) -> Iterator[Node]:
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _call_name(node: Node) -> str:
+    """The called name: the last segment of `a.b.c(...)`, `a::b(...)`, `new X()`."""
+    if node.type == "method_invocation":
+        return _text(node.child_by_field_name("name"))
+    if node.type == "object_creation_expression":
+        return _text(node.child_by_field_name("type"))
+    callee = node.child_by_field_name("function") or node.child_by_field_name("constructor")
+    if callee is None:
+        return ""
+    for member in ("attribute", "property", "field", "name"):
+        if (part := callee.child_by_field_name(member)) is not None:
+            return _text(part)
+    return _text(callee).rsplit("::", 1)[-1]
+
+
+def _header_end(node: Node) -> int:
+    """Last line of a definition's header: the line before its body starts, or its own
+    first line when the body starts on it.
+    """
+    for name in _BODY_FIELDS:
+        body = node.child_by_field_name(name)
+        if body is not None:
+            return max(node.start_point.row + 1, body.start_point.row)
+    return node.start_point.row + 1
+
+
+def _docstring(node: Node, language: str) -> str:
+    """First line of a Python docstring, or of the comment just above the definition."""
+    if language == "python":
+        body = node.child_by_field_name("body")
+        first = body.named_children[0] if body is not None and body.named_children else None
+        if first is not None and first.type == "expression_statement" and first.named_children:
+            string = first.named_children[0]
+            if string.type == "string":
+                return _first_sentence(_STRING_QUOTES.sub("", _text(string)))
+        return ""
+    previous = node.prev_named_sibling
+    adjacent = previous is not None and previous.end_point.row + 1 >= node.start_point.row
+    if previous is not None and previous.type == "comment" and adjacent:
+        return _first_sentence(_text(previous).strip("/*! \n\t"))
+    return ""
+
+
+def _first_sentence(text: str) -> str:
+    line = next((part.strip(" *") for part in text.splitlines() if part.strip(" *")), "")
+    return line[:200]
+
+
+def _bases(node: Node, language: str) -> list[str]:
+    names: list[str] = []
+    if language == "python":
+        arguments = node.child_by_field_name("superclasses")
+        for child in arguments.named_children if arguments is not None else []:
+            if child.type in ("identifier", "attribute"):
+                names.append(_text(child).rsplit(".", 1)[-1])
+        return names
+    for child in node.named_children:
+        if child.type in (
+            "class_heritage",
+            "superclass",
+            "super_interfaces",
+            "extends_interfaces",
+            "base_class_clause",
+            "extends_clause",
+            "implements_clause",
+        ):
+            names.extend(
+                _text(n)
+                for n in _walk(child)
+                if n.type in ("identifier", "type_identifier")
+                and n.parent is not None
+                and n.parent.type not in ("type_arguments",)
+            )
+    return names
+
+
+def _import(node: Node, language: str) -> ImportStatement:
+    line = node.start_point.row + 1
+    if language == "python":
+        if node.type == "import_from_statement":
+            module = node.child_by_field_name("module_name")
+            raw = _text(module)
+            level = len(raw) - len(raw.lstrip("."))
+            names = tuple(
+                _text(child.child_by_field_name("name") or child).split(" as ")[0]
+                for child in node.children_by_field_name("name")
+            )
+            return ImportStatement(raw.lstrip("."), line, level, names)
+        name = node.child_by_field_name("name")
+        return ImportStatement(_text(name).split(" as ")[0], line)
+    if language in ("c", "cpp"):
+        path = node.child_by_field_name("path")
+        return ImportStatement(_text(path).strip('"<>'), line, 1 if _text(path)[:1] == '"' else 0)
+    if language == "go":
+        return ImportStatement(_text(node.child_by_field_name("path")).strip('"'), line)
+    if language in ("javascript", "jsx", "typescript", "tsx"):
+        source = node.child_by_field_name("source")
+        return ImportStatement(_text(source).strip("'\"`"), line)
+    if language == "java":
+        path = next((n for n in node.named_children if "identifier" in n.type), None)
+        return ImportStatement(_text(path), line)
+    argument = node.child_by_field_name("argument")  # rust: use a::b::{c, d};
+    return ImportStatement(_text(argument), line)
+
+
+def _definition_kind(node: Node, language: str, kinds: dict[str, str]) -> str | None:
+    kind = kinds.get(node.type)
+    if kind and node.type.endswith("_specifier") and node.child_by_field_name("body") is None:
+        return None  # `struct point p;` uses a struct, it does not define one
+    if (
+        node.type == "variable_declarator"
+        and language in ("javascript", "jsx", "typescript", "tsx")
+        and (value := node.child_by_field_name("value")) is not None
+        and value.type in _JS_FUNCTION_VALUES
+    ):
+        return "function"  # const handler = (event) => { ... }
+    return kind
+
+
+def parse_code(source: bytes, language: str) -> ParsedCode:
+    """Definitions (nested, in file order), imports and per-definition calls of a file."""
+    tree = _parser(language).parse(source)
+    kinds = _DEFINITIONS[language]
+    import_types = _IMPORTS[language]
+    top: list[Definition] = []
+    imports: list[ImportStatement] = []
+    # An explicit stack: generated code nests deeper than Python's recursion limit.
+    stack: list[tuple[Node, Definition | None]] = [(tree.root_node, None)]
+    while stack:
+        node, owner = stack.pop()
+        kind = _definition_kind(node, language, kinds)
+        if kind is not None:
+            if kind == "function" and owner is not None and owner.kind in _CLASS_LIKE:
+                kind = "method"
+            # Python decorators belong to the definition they decorate.
+            outer = (
+                node.parent if node.parent and node.parent.type == "decorated_definition" else node
+            )
+            name = _name(node, language)
+            definition = Definition(
+                kind=kind,
+                name=name,
+                qualname=f"{owner.qualname}.{name}" if owner else name,
+                start_line=outer.start_point.row + 1,
+                end_line=node.end_point.row + 1,
+                header_end_line=_header_end(node),
+                docstring=_docstring(node, language),
+                parent=owner,
+                bases=_bases(node, language) if kind in _CLASS_LIKE else [],
+            )
+            (owner.children if owner else top).append(definition)
+            owner = definition
+        elif node.type in import_types:
+            imports.append(_import(node, language))
+            continue
+        elif owner is not None and node.type != "decorator":
+            if node.type in _CALLS and (called := _call_name(node)):
+                owner.calls.add(called)
+            elif node.type in _TYPE_NAMES or (
+                language == "python" and node.type == "identifier" and _text(node)[:1].isupper()
+            ):
+                owner.references.add(_text(node))
+        stack.extend((child, owner) for child in reversed(node.named_children))
+    for definition in flatten(top):
+        definition.references.discard(definition.name)
+    return ParsedCode(top, imports, tree.root_node.has_error)
+
+
+def flatten(definitions: list[Definition]) -> Iterator[Definition]:
+    """Every definition, parents before their children, in file order."""
+    for definition in definitions:
+        yield definition
+        yield from flatten(definition.children)
