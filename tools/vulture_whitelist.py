@@ -15,4 +15,6 @@ cli.init  # click commands
 cli.config_init
 cli.config_show
 cli.schema
+cli.graph_stats_command
+cli.graph_show
 cli.main  # console-script entry point

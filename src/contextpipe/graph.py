@@ -27,7 +27,6 @@ import networkx as nx
 
 from .store.embedded import EmbeddedStore, StoredEdge, StoredNode
 
-EDGE_TYPES = ("contains", "imports", "calls", "references", "inherits", "links_to", "mentions")
 _NOT_DEFINITIONS = frozenset({"module", "document", "section", "paragraph", "block", "part"})
 
 
