@@ -61,9 +61,6 @@ DATA_LANGUAGES: dict[str, str] = {
 }
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 RST_SUFFIXES = frozenset({".rst"})
-PARSED = frozenset(
-    {"python", "javascript", "jsx", "typescript", "tsx", "go", "rust", "java", "c", "cpp"}
-)
 
 
 @dataclass
