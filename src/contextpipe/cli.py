@@ -182,7 +182,11 @@ def index(obj: _Context, paths: tuple[Path, ...]) -> None:
             summaries = pipeline.index(paths, _LogProgress())
         for summary in summaries:
             _print_summary(summary)
-        click.echo(f"store: {pipeline.store.directory} ({pipeline.store.count()} fragments)")
+        store = pipeline.store
+        click.echo(
+            f"store: {store.directory} ({store.count()} fragments, "
+            f"{store.searchable_count()} searchable)"
+        )
 
 
 @cli.group()

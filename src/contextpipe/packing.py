@@ -100,7 +100,8 @@ class _Pool:
         self._bits: dict[int, tuple[int, int]] = {}
         self._vocabulary: dict[str, int] = {}
 
-    def _bitset(self, index: int) -> tuple[int, int]:
+    def bitset(self, index: int) -> tuple[int, int]:
+        """The item's word bitset and its number of words."""
         found = self._bits.get(index)
         if found is None:
             vocabulary = self._vocabulary
@@ -110,14 +111,6 @@ class _Pool:
             found = (bits, bits.bit_count())
             self._bits[index] = found
         return found
-
-    def similarity(self, first: int, second: int) -> float:
-        """Jaccard index of the two items' word sets."""
-        (a, size_a), (b, size_b) = self._bitset(first), self._bitset(second)
-        if not size_a or not size_b:
-            return 1.0 if size_a == size_b else 0.0
-        shared = (a & b).bit_count()
-        return shared / (size_a + size_b - shared)
 
 
 class Packer:
@@ -207,6 +200,7 @@ class Packer:
         max_similarity = dict.fromkeys(eligible, 0.0)
         most_similar: dict[int, int] = {}
         chosen: list[tuple[int, Selected]] = []
+        chosen_bits: list[tuple[int, int, int]] = []  # index, word bitset, word count
         cheapest = 1 + self._separator_tokens
         shallower: dict[int, list[Selected]] = {}
 
@@ -227,11 +221,18 @@ class Packer:
                 dropped[index] = f"budget: needs {full} tokens, {remaining} left"
                 continue
             if seen < len(chosen):
-                for other, _ in chosen[seen:]:
-                    similarity = pool.similarity(index, other)
-                    if similarity > max_similarity[index]:
-                        max_similarity[index] = similarity
-                        most_similar[index] = other
+                # The hot loop of packing: Jaccard on bitsets, inlined.
+                bits, size = pool.bitset(index)
+                best, best_other = max_similarity[index], most_similar.get(index, -1)
+                for other, other_bits, other_size in chosen_bits[seen:]:
+                    shared = (bits & other_bits).bit_count()
+                    union = size + other_size - shared
+                    similarity = shared / union if union else 1.0
+                    if similarity > best:
+                        best, best_other = similarity, other
+                max_similarity[index] = best
+                if best_other >= 0:
+                    most_similar[index] = best_other
                 if fallback is not None and fallback.tokens > remaining:
                     fallback = _deepest_fitting(fallbacks(index), remaining)
                 value = self._value(relevance[index], max_similarity[index], fallback)
@@ -242,11 +243,9 @@ class Packer:
                 dropped[index] = f"duplicate of {twin} (similarity {max_similarity[index]:.2f})"
                 continue
             item = pool.items[index]
-            if fallback is None:
-                if full <= remaining:
-                    chosen.append((index, Selected(item, item.fragment, full)))
-                    remaining -= full
-                    continue
+            if fallback is None and full <= remaining:
+                fallback = Selected(item, item.fragment, full)
+            elif fallback is None:
                 # Too big in full: a shallower depth competes again, at its lower value.
                 fallback = _deepest_fitting(fallbacks(index), remaining)
                 if fallback is None:
@@ -256,6 +255,7 @@ class Packer:
                 heapq.heappush(heap, (-value, fragment_id, index, len(chosen), fallback))
                 continue
             chosen.append((index, fallback))
+            chosen_bits.append((index, *pool.bitset(index)))
             remaining -= fallback.tokens
         return chosen
 

@@ -227,8 +227,8 @@ class Pipeline:
             text=packed.rendered.text,
             messages=packed.rendered.messages,
             fragments=tuple(
-                ResultFragment(
-                    **s.fragment.model_dump(),
+                ResultFragment.model_construct(  # fields of an already validated fragment
+                    **dict(s.fragment),
                     score=round(s.item.score, 6),
                     provenance=s.item.provenance,
                 )

@@ -258,6 +258,10 @@ class EmbeddedStore:
         """How many fragments (all depths) the store holds."""
         return int(self._reader().execute("SELECT count(*) FROM fragments").fetchone()[0])
 
+    def searchable_count(self) -> int:
+        """How many fragments the full-text index holds."""
+        return int(self._reader().execute("SELECT count(*) FROM fts").fetchone()[0])
+
     def variants(self, uko_uri: str) -> list[ContextFragment]:
         """Every stored depth of one node, deepest first."""
         rows = self._reader().execute(
