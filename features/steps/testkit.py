@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
+import subprocess
 import sys
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,6 +29,7 @@ from contextpipe import (
     Backends,
     Candidate,
     ContextFragment,
+    ContextpipeError,
     ContextRequest,
     Pipeline,
     ResultFragment,
@@ -359,3 +363,47 @@ def install_distribution(context: Context, distribution: str, module: str, sourc
         context.add_cleanup(sys.path.remove, str(site))
     importlib.invalidate_caches()
     context.add_cleanup(sys.modules.pop, module, None)
+
+
+# -- indexing and the UKO graph ------------------------------------------------------------
+
+
+def index_project(context: Context, folder: str = "") -> None:
+    """Index the project (or one of its folders), keeping the summary or the error for the
+    Then steps the way `index_steps.py` does.
+    """
+    context.index_error = None
+    try:
+        (context.summary,) = pipeline(context).index([context.project / folder])
+    except ContextpipeError as exc:
+        context.index_error = exc
+
+
+def set_mtime(path: Path, when: datetime) -> None:
+    """Give a file this modification time (and access time)."""
+    stamp = int(when.timestamp() * 1_000_000_000)
+    os.utime(path, ns=(stamp, stamp))
+
+
+def git(project: Path, *args: str, when: datetime | None = None) -> str:
+    """Run git in `project` with a throwaway identity and no user or system config; commits
+    made `when` carry that author and committer date.
+    """
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("GIT_") and key != "EMAIL"
+    }
+    env |= {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    if when is not None:
+        env |= {"GIT_AUTHOR_DATE": when.isoformat(), "GIT_COMMITTER_DATE": when.isoformat()}
+    identity = ["-c", "user.name=Scenario", "-c", "user.email=scenario@example.com"]
+    done = subprocess.run(
+        ["git", *identity, "-c", "commit.gpgsign=false", "-C", str(project), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, f"git {' '.join(args)} failed: {done.stderr}"
+    return done.stdout.strip()

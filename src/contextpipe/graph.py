@@ -28,6 +28,9 @@ import networkx as nx
 from .store.embedded import EmbeddedStore, StoredEdge, StoredNode
 
 _NOT_DEFINITIONS = frozenset({"module", "document", "section", "paragraph", "block", "part"})
+_TYPE_KINDS = frozenset(
+    {"class", "struct", "interface", "trait", "enum", "record", "type", "namespace"}
+)
 
 
 @dataclass(frozen=True)
@@ -100,9 +103,14 @@ class _Resolver:
         if same_file:
             return same_file[0].uri
         imported = [c for c in candidates if c.path in self.imported[source_path]]
-        if len(imported) == 1:
-            return imported[0].uri
-        return candidates[0].uri if len(candidates) == 1 else None
+        for pool in (imported, candidates):
+            if len(pool) == 1:
+                return pool[0].uri
+            # A constructor shares its class's name (Java, C++): the type is meant.
+            types = [c for c in pool if c.kind in _TYPE_KINDS]
+            if len(types) == 1:
+                return types[0].uri
+        return None
 
 
 def build_graph(nodes: list[StoredNode], edges: Iterable[StoredEdge]) -> nx.MultiDiGraph[str]:

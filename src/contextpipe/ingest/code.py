@@ -115,6 +115,7 @@ _NAME_NODES = frozenset(
     }
 )
 _BODY_FIELDS = ("body", "block")
+_COMMENT_WRAPPERS = frozenset({"export_statement", "type_declaration", "decorated_definition"})
 _STRING_QUOTES = re.compile(r"""^[rRbBuUfF]*("{3}|'{3}|"|')|("{3}|'{3}|"|')$""")
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function"})
 
@@ -181,7 +182,8 @@ def _declarator_name(node: Node | None) -> str:
 def _name(node: Node, language: str) -> str:
     kind = node.type
     if language in ("c", "cpp") and kind == "function_definition":
-        return _declarator_name(node.child_by_field_name("declarator"))
+        # `double Circle::area()` defined outside its class: qualify it like a member.
+        return _declarator_name(node.child_by_field_name("declarator")).replace("::", ".")
     if kind == "impl_item":
         trait, target = node.child_by_field_name("trait"), node.child_by_field_name("type")
         return f"{_text(trait)} for {_text(target)}" if trait else _text(target)
@@ -236,11 +238,18 @@ def _docstring(node: Node, language: str) -> str:
             if string.type == "string":
                 return _first_sentence(_STRING_QUOTES.sub("", _text(string)))
         return ""
-    previous = node.prev_named_sibling
-    adjacent = previous is not None and previous.end_point.row + 1 >= node.start_point.row
-    if previous is not None and previous.type == "comment" and adjacent:
-        return _first_sentence(_text(previous).strip("/*! \n\t"))
-    return ""
+    # The comment sits above what wraps the definition (`export`, Go's `type (...)`), and
+    # Rust writes one `///` line comment per line: take the first of the adjacent run.
+    anchor = node
+    if node.parent is not None and node.parent.type in _COMMENT_WRAPPERS:
+        anchor = node.parent
+    first: Node | None = None
+    previous = anchor.prev_named_sibling
+    row = anchor.start_point.row
+    while previous is not None and "comment" in previous.type and previous.end_point.row + 1 >= row:
+        first, row = previous, previous.start_point.row
+        previous = previous.prev_named_sibling
+    return _first_sentence(_text(first).strip("/*! \n\t")) if first is not None else ""
 
 
 def _first_sentence(text: str) -> str:
@@ -309,6 +318,11 @@ def _definition_kind(node: Node, language: str, kinds: dict[str, str]) -> str | 
     kind = kinds.get(node.type)
     if kind and node.type.endswith("_specifier") and node.child_by_field_name("body") is None:
         return None  # `struct point p;` uses a struct, it does not define one
+    if node.type == "type_spec" and language == "go":
+        shape = node.child_by_field_name("type")
+        return {"struct_type": "struct", "interface_type": "interface"}.get(
+            shape.type if shape is not None else "", "type"
+        )
     if (
         node.type == "variable_declarator"
         and language in ("javascript", "jsx", "typescript", "tsx")
@@ -332,7 +346,11 @@ def parse_code(source: bytes, language: str) -> ParsedCode:
         node, owner = stack.pop()
         kind = _definition_kind(node, language, kinds)
         if kind is not None:
-            if kind == "function" and owner is not None and owner.kind in _CLASS_LIKE:
+            name = _name(node, language)
+            if kind == "function" and (
+                (owner is not None and owner.kind in _CLASS_LIKE)
+                or (language == "cpp" and "." in name)  # `Circle::area` outside its class
+            ):
                 kind = "method"
             # Python decorators belong to the definition they decorate.
             outer = (

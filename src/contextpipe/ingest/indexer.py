@@ -28,6 +28,10 @@ from .nodes import FileNodes, file_nodes
 from .walk import SourceFile, walk_files
 
 _BINARY_SNIFF_BYTES = 8192
+# What the files table holds instead of a content hash for files it skipped.
+_TOO_LARGE = "skipped:too-large"
+_BINARY = "skipped:binary:"
+_BINARY_REASON = "binary or not UTF-8"
 
 
 @dataclass
@@ -138,15 +142,23 @@ class _FileIngest:
 
     def file(self, source: SourceFile, stored: StoredFile | None) -> None:
         summary = self._summary
+        too_large = f"larger than {self._limits.max_file_bytes} bytes"
         if stored and (stored.size, stored.mtime_ns) == (source.size, source.mtime_ns):
-            summary.unchanged += 1
-            return
+            # Skipped files are remembered, so that the next run need not read them again.
+            if stored.sha256.startswith(_BINARY):
+                summary.skipped[_BINARY_REASON] += 1
+                return
+            if stored.sha256 != _TOO_LARGE:
+                summary.unchanged += 1
+                return
+            if source.size > self._limits.max_file_bytes:
+                summary.skipped[too_large] += 1
+                return
+            stored = None  # the size limit was raised: index it now
         if source.size > self._limits.max_file_bytes:
-            summary.skipped[f"larger than {self._limits.max_file_bytes} bytes"] += 1
-            # Remembered without content, so that the next run does not look at it again.
-            self._writer.replace_file(
-                source.relpath, StoredFile(source.size, source.mtime_ns, ""), [], [], []
-            )
+            summary.skipped[too_large] += 1
+            marker = StoredFile(source.size, source.mtime_ns, _TOO_LARGE)
+            self._writer.replace_file(source.relpath, marker, [], [], [])
             return
         data = source.path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
@@ -157,8 +169,9 @@ class _FileIngest:
             return
         text = _decode(data)
         if text is None:
-            summary.skipped["binary or not UTF-8"] += 1
-            self._writer.replace_file(source.relpath, current, [], [], [])
+            summary.skipped[_BINARY_REASON] += 1
+            marker = StoredFile(source.size, source.mtime_ns, f"{_BINARY}{digest}")
+            self._writer.replace_file(source.relpath, marker, [], [], [])
             return
         parsed = file_nodes(source.relpath, text, self._limits.max_chunk_lines)
         if parsed.has_errors:

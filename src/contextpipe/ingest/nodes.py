@@ -237,9 +237,18 @@ _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _INLINE_CODE = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`")
 
 
-def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
-    """(line, level, title) of ATX headings outside fenced code."""
-    headings: list[tuple[int, int, str]] = []
+@dataclass(frozen=True)
+class _Heading:
+    line: int  # first line of the heading's markup (an overline for reStructuredText)
+    level: int
+    title: str
+    label: str  # the heading as a skeleton shows it
+    body_start: int  # first line after the heading's markup
+
+
+def _markdown_headings(lines: list[str]) -> list[_Heading]:
+    """ATX headings outside fenced code."""
+    headings: list[_Heading] = []
     fence: str | None = None
     for number, line in enumerate(lines, start=1):
         if match := _FENCE.match(line):
@@ -247,14 +256,17 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
             fence = None if fence == marker else fence or marker
             continue
         if fence is None and (heading := _ATX.match(line)):
-            headings.append((number, len(heading.group(1)), heading.group(2) or "section"))
+            title = heading.group(2) or "section"
+            headings.append(
+                _Heading(number, len(heading.group(1)), title, line.strip(), number + 1)
+            )
     return headings
 
 
-def _rst_headings(lines: list[str]) -> list[tuple[int, int, str]]:
-    """(line, level, title) of underlined (and overlined) titles; levels in order of first use."""
+def _rst_headings(lines: list[str]) -> list[_Heading]:
+    """Underlined (and overlined) titles; levels in order of first use."""
     levels: dict[str, int] = {}
-    headings: list[tuple[int, int, str]] = []
+    headings: list[_Heading] = []
     for index in range(1, len(lines)):
         underline, title = lines[index], lines[index - 1].strip()
         match = _RST_UNDERLINE.match(underline)
@@ -265,32 +277,34 @@ def _rst_headings(lines: list[str]) -> list[tuple[int, int, str]]:
         overlined = index >= 2 and lines[index - 2].strip() == underline.strip()
         style = ("over" if overlined else "") + match.group(1)
         level = levels.setdefault(style, len(levels) + 1)
-        start = index - 1 if overlined else index  # 1-based line of the title
-        headings.append((start, level, title))
+        start = index - 1 if overlined else index  # 1-based: the overline, or the title
+        headings.append(_Heading(start, level, title, title, index + 2))
     return headings
 
 
 def _document(
     path: str,
     lines: list[str],
-    headings: list[tuple[int, int, str]],
+    headings: list[_Heading],
     max_lines: int,
     markdown: bool,
 ) -> FileNodes:
     root = f"uko://doc/{path}"
     result = FileNodes()
     anchors = _Anchors()
-    title = headings[0][2] if headings else PurePosixPath(path).stem
+    title = headings[0].title if headings else PurePosixPath(path).stem
     outline: list[str] = []
     sections: list[Node] = []
     stack: list[tuple[int, str]] = []  # (level, uri) of open sections
-    first_heading = headings[0][0] if headings else len(lines) + 1
-    if first_heading > 1 and _trimmed(lines, 1, first_heading - 1):
-        span = _trimmed(lines, 1, first_heading - 1)
-        assert span is not None
-        sections.append(_section(root, anchors("preamble"), "preamble", path, lines, span, root))
-    for index, (start, level, heading) in enumerate(headings):
-        own_end = headings[index + 1][0] - 1 if index + 1 < len(headings) else len(lines)
+    first_heading = headings[0].line if headings else len(lines) + 1
+    preamble = _trimmed(lines, 1, first_heading - 1) if first_heading > 1 else None
+    if preamble is not None:
+        sections.append(
+            _section(root, anchors("preamble"), "preamble", path, lines, preamble, root, "", 1)
+        )
+    for index, heading_at in enumerate(headings):
+        start, level, heading = heading_at.line, heading_at.level, heading_at.title
+        own_end = headings[index + 1].line - 1 if index + 1 < len(headings) else len(lines)
         while stack and stack[-1][0] >= level:
             stack.pop()
         parent = stack[-1][1] if stack else root
@@ -301,13 +315,16 @@ def _document(
                 continue
             anchor = anchors(_slug(heading) + (f"-part-{part}" if part > 1 else ""))
             name = heading if part == 1 else f"{heading} (part {part})"
-            node = _section(root, anchor, name, path, lines, part_span, parent)
+            label, text_from = (
+                (heading_at.label, heading_at.body_start) if part == 1 else (name, first)
+            )
+            node = _section(root, anchor, name, path, lines, part_span, parent, label, text_from)
             sections.append(node)
             if part == 1:
                 stack.append((level, node.uri))
                 outline.append(
                     f"{'#' * level if markdown else '-' * level} {heading}: "
-                    f"{_first_sentence(lines[start:own_end][:5])}"
+                    f"{_first_sentence(lines[heading_at.body_start - 1 : own_end][:5])}"
                 )
     whole = "\n".join(lines)
     end = max(1, len(lines))
@@ -351,10 +368,15 @@ def _section(
     lines: list[str],
     span: tuple[int, int],
     parent: str,
+    label: str,
+    text_from: int,
 ) -> Node:
+    """A section node. Its skeleton is `label` (the heading; '' for a preamble) and the
+    first sentence of the text from line `text_from` (after the heading's markup).
+    """
     start, end = span
     body = _span_text(lines, start, end)
-    skeleton = f"{lines[start - 1].strip()}\n{_first_sentence(lines[start:end][:6])}".strip()
+    skeleton = f"{label}\n{_first_sentence(lines[text_from - 1 : end][:6])}".strip()
     return Node(
         f"{root}#{anchor}",
         "section",
@@ -382,7 +404,7 @@ def _code(path: str, text: str, lines: list[str], language: str, max_lines: int)
     uris: dict[int, str] = {}
     definitions = list(flatten(parsed.definitions))
     for definition in definitions:
-        uri = f"{root}#{anchors(definition.qualname)}"
+        uri = f"{root}#{anchors(definition.qualname.replace(' ', '_'))}"
         uris[id(definition)] = uri
         parent = uris[id(definition.parent)] if definition.parent else root
         result.nodes.append(_definition_node(definition, uri, parent, path, lines))
@@ -504,8 +526,12 @@ def _import_keys(path: str, language: str, parsed: ParsedCode) -> list[str]:
                 for _ in range(statement.relative_level - 1):
                     base = posixpath.dirname(base)
                 module = posixpath.join(base, *target.split(".")) if target else base
-                options = [f"{module}/{name}.py" for name in statement.names]
-                keys.append("path:" + "|".join([*options, f"{module}.py", f"{module}/__init__.py"]))
+                inside = f"{module}/" if module else ""
+                options = [f"{inside}{name}.py" for name in statement.names]
+                if module:
+                    options.append(f"{module}.py")
+                options.append(f"{inside}__init__.py")
+                keys.append("path:" + "|".join(options))
             else:
                 options = [f"{target}.{name}" for name in statement.names]
                 keys.append("py:" + "|".join([*options, target]))
