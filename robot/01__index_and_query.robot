@@ -23,7 +23,7 @@ Indexing A Folder Prints A Summary
     ${result}=    Run contextpipe    index    docs/
     Should Contain    ${result.stdout}    3 files seen, 3 indexed, 0 unchanged
     Should Match Regexp    ${result.stdout}    \\d+ fragments written
-    Should Match Regexp    ${result.stdout}    store: .*\\.contextpipe \\(\\d+ fragments\\)
+    Should Match Regexp    ${result.stdout}    store: .*\\.contextpipe \\(\\d+ fragments, \\d+ searchable\\)
     Directory Should Exist    ${PROJECT}/.contextpipe
 
 Indexing An Unchanged Folder Again Does No Work

@@ -8,7 +8,8 @@ are walked in Python; tree-sitter never raises on bad syntax, it marks error nod
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -20,7 +21,7 @@ import tree_sitter_javascript
 import tree_sitter_python
 import tree_sitter_rust
 import tree_sitter_typescript
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 _GRAMMARS: dict[str, Callable[[], object]] = {
     "python": tree_sitter_python.language,
@@ -115,6 +116,8 @@ _NAME_NODES = frozenset(
     }
 )
 _BODY_FIELDS = ("body", "block")
+# Node types that are definitions only sometimes (`const f = () => ...`, Go type specs).
+_MAYBE_DEFINITIONS = frozenset({"variable_declarator", "type_spec"})
 _COMMENT_WRAPPERS = frozenset({"export_statement", "type_declaration", "decorated_definition"})
 _STRING_QUOTES = re.compile(r"""^[rRbBuUfF]*("{3}|'{3}|"|')|("{3}|'{3}|"|')$""")
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function"})
@@ -136,6 +139,8 @@ class Definition:
     references: set[str] = field(default_factory=set[str])
     bases: list[str] = field(default_factory=list[str])
     children: list[Definition] = field(default_factory=list["Definition"])
+    start_byte: int = 0
+    end_byte: int = 0
 
 
 @dataclass(frozen=True)
@@ -333,54 +338,97 @@ def _definition_kind(node: Node, language: str, kinds: dict[str, str]) -> str | 
     return kind
 
 
+@cache
+def _query(language: str) -> Query:
+    """One query capturing, in C, every node the walk below cares about: definitions
+    (@definition), imports (@import), calls (@call) and type-like names (@name).
+    """
+    grammar = _parser(language).language
+    if grammar is None:
+        raise ValueError(f"no grammar loaded for {language}")
+
+    def known(kinds: Iterable[str]) -> list[str]:
+        return sorted(k for k in set(kinds) if grammar.id_for_node_kind(k, True) is not None)
+
+    patterns = [
+        (known([*_DEFINITIONS[language], *_MAYBE_DEFINITIONS]), "definition"),
+        (known(_IMPORTS[language]), "import"),
+        (known(_CALLS), "call"),
+        (known(["identifier"] if language == "python" else _TYPE_NAMES), "name"),
+    ]
+    source = "\n".join(
+        "[" + " ".join(f"({kind})" for kind in kinds) + f"] @{capture}"
+        for kinds, capture in patterns
+        if kinds
+    )
+    return Query(grammar, source)
+
+
 def parse_code(source: bytes, language: str) -> ParsedCode:
     """Definitions (nested, in file order), imports and per-definition calls of a file."""
     tree = _parser(language).parse(source)
     kinds = _DEFINITIONS[language]
-    import_types = _IMPORTS[language]
+    captures = QueryCursor(_query(language)).captures(tree.root_node)
     top: list[Definition] = []
-    imports: list[ImportStatement] = []
-    # An explicit stack: generated code nests deeper than Python's recursion limit.
-    stack: list[tuple[Node, Definition | None]] = [(tree.root_node, None)]
-    while stack:
-        node, owner = stack.pop()
+    # Definitions nest properly: in start order, the open ones form a stack.
+    spans: list[Definition] = []  # in start order
+    open_spans: list[tuple[int, Definition]] = []  # end byte, definition
+    for node in sorted(captures.get("definition", []), key=lambda n: (n.start_byte, -n.end_byte)):
         kind = _definition_kind(node, language, kinds)
-        if kind is not None:
-            name = _name(node, language)
-            if kind == "function" and (
-                (owner is not None and owner.kind in _CLASS_LIKE)
-                or (language == "cpp" and "." in name)  # `Circle::area` outside its class
-            ):
-                kind = "method"
-            # Python decorators belong to the definition they decorate.
-            outer = (
-                node.parent if node.parent and node.parent.type == "decorated_definition" else node
-            )
-            name = _name(node, language)
-            definition = Definition(
-                kind=kind,
-                name=name,
-                qualname=f"{owner.qualname}.{name}" if owner else name,
-                start_line=outer.start_point.row + 1,
-                end_line=node.end_point.row + 1,
-                header_end_line=_header_end(node),
-                docstring=_docstring(node, language),
-                parent=owner,
-                bases=_bases(node, language) if kind in _CLASS_LIKE else [],
-            )
-            (owner.children if owner else top).append(definition)
-            owner = definition
-        elif node.type in import_types:
-            imports.append(_import(node, language))
+        if kind is None:
             continue
-        elif owner is not None and node.type != "decorator":
-            if node.type in _CALLS and (called := _call_name(node)):
-                owner.calls.add(called)
-            elif node.type in _TYPE_NAMES or (
-                language == "python" and node.type == "identifier" and _text(node)[:1].isupper()
-            ):
-                owner.references.add(_text(node))
-        stack.extend((child, owner) for child in reversed(node.named_children))
+        while open_spans and open_spans[-1][0] <= node.start_byte:
+            open_spans.pop()
+        owner = open_spans[-1][1] if open_spans else None
+        name = _name(node, language)
+        if kind == "function" and (
+            (owner is not None and owner.kind in _CLASS_LIKE)
+            or (language == "cpp" and "." in name)  # `Circle::area` outside its class
+        ):
+            kind = "method"
+        # Python decorators belong to the definition they decorate.
+        parent = node.parent
+        outer = parent if parent is not None and parent.type == "decorated_definition" else node
+        definition = Definition(
+            kind=kind,
+            name=name,
+            qualname=f"{owner.qualname}.{name}" if owner else name,
+            start_line=outer.start_point.row + 1,
+            end_line=node.end_point.row + 1,
+            header_end_line=_header_end(node),
+            docstring=_docstring(node, language),
+            parent=owner,
+            bases=_bases(node, language) if kind in _CLASS_LIKE else [],
+            start_byte=node.start_byte,
+            end_byte=node.end_byte,
+        )
+        (owner.children if owner else top).append(definition)
+        open_spans.append((node.end_byte, definition))
+        spans.append(definition)
+    starts = [definition.start_byte for definition in spans]
+
+    def owner_of(node: Node) -> Definition | None:
+        """The innermost definition around `node`."""
+        index = bisect_right(starts, node.start_byte) - 1
+        definition = spans[index] if index >= 0 else None
+        while definition is not None and node.start_byte >= definition.end_byte:
+            definition = definition.parent
+        return definition
+
+    for node in captures.get("call", []):
+        if (owner := owner_of(node)) is not None and (called := _call_name(node)):
+            owner.calls.add(called)
+    python = language == "python"
+    for node in captures.get("name", []):
+        text = _text(node)
+        if python and not text[:1].isupper():
+            continue
+        if (owner := owner_of(node)) is not None:
+            owner.references.add(text)
+    imports = [
+        _import(node, language)
+        for node in sorted(captures.get("import", []), key=lambda n: n.start_byte)
+    ]
     for definition in flatten(top):
         definition.references.discard(definition.name)
     return ParsedCode(top, imports, tree.root_node.has_error)

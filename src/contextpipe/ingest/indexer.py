@@ -97,7 +97,11 @@ def index_folder(
             summary.files_seen += 1
             if progress is not None:
                 progress.file(source.relpath)
-            ingest.file(source, None if recount else known.get(source.relpath))
+            ingest.file(
+                source,
+                None if recount else known.get(source.relpath),
+                indexed_before=source.relpath in known,
+            )
         for path in sorted(set(known) - {source.relpath for source in sources}):
             writer.remove_file(path)
             summary.removed += 1
@@ -140,7 +144,7 @@ class _FileIngest:
             self._revisions = git_revisions(self._root, self._project_dir)
         return self._revisions.get(relpath)
 
-    def file(self, source: SourceFile, stored: StoredFile | None) -> None:
+    def file(self, source: SourceFile, stored: StoredFile | None, indexed_before: bool) -> None:
         summary = self._summary
         too_large = f"larger than {self._limits.max_file_bytes} bytes"
         if stored and (stored.size, stored.mtime_ns) == (source.size, source.mtime_ns):
@@ -158,7 +162,9 @@ class _FileIngest:
         if source.size > self._limits.max_file_bytes:
             summary.skipped[too_large] += 1
             marker = StoredFile(source.size, source.mtime_ns, _TOO_LARGE)
-            self._writer.replace_file(source.relpath, marker, [], [], [])
+            self._writer.replace_file(
+                source.relpath, marker, [], [], [], indexed_before=indexed_before
+            )
             return
         data = source.path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
@@ -171,7 +177,9 @@ class _FileIngest:
         if text is None:
             summary.skipped[_BINARY_REASON] += 1
             marker = StoredFile(source.size, source.mtime_ns, f"{_BINARY}{digest}")
-            self._writer.replace_file(source.relpath, marker, [], [], [])
+            self._writer.replace_file(
+                source.relpath, marker, [], [], [], indexed_before=indexed_before
+            )
             return
         parsed = file_nodes(source.relpath, text, self._limits.max_chunk_lines)
         if parsed.has_errors:
@@ -188,7 +196,9 @@ class _FileIngest:
             for n in parsed.nodes
         ]
         edges = [StoredEdge(s, kind, target, source.relpath) for s, kind, target in parsed.edges]
-        self._writer.replace_file(source.relpath, current, fragments, nodes, edges)
+        self._writer.replace_file(
+            source.relpath, current, fragments, nodes, edges, indexed_before=indexed_before
+        )
         summary.indexed += 1
         summary.fragments_written += len(fragments)
         summary.nodes_written += len(nodes)
@@ -208,7 +218,7 @@ class _FileIngest:
             )
             for depth, text in sorted(node.texts.items(), reverse=True):
                 detail: DetailDepth = 9 if depth == 9 else 4 if depth == 4 else 0
-                fragment = ContextFragment(
+                fragment = ContextFragment.model_construct(  # every field is built here
                     id=fragment_id(node.uri, detail),
                     uko_uri=node.uri,
                     detail_depth=detail,

@@ -480,12 +480,13 @@ def _definition_node(
     if definition.children:
         skeleton += "\n" + "\n".join(_header(child, lines) for child in definition.children)
         # The index sees the container's own text; its members are indexed on their own.
+        covered: set[int] = set()
+        for child in definition.children:
+            covered.update(range(child.start_line, child.end_line + 1))
         own = [
-            line
-            for number, line in enumerate(
-                lines[definition.start_line - 1 : definition.end_line], start=definition.start_line
-            )
-            if not any(c.start_line <= number <= c.end_line for c in definition.children)
+            lines[number - 1]
+            for number in range(definition.start_line, definition.end_line + 1)
+            if number not in covered
         ]
         search_text = "\n".join(own)
     else:

@@ -15,6 +15,7 @@ from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
@@ -101,12 +102,18 @@ def identifier_words(text: str) -> str:
     """Split identifiers into words (`BudgetAllocator` -> `budget allocator`) so that a
     query in plain words finds code.
     """
-    parts: list[str] = []
-    for word in _WORD.findall(text):
-        pieces = _IDENTIFIER_PART.findall(word)
-        if len(pieces) > 1 or "_" in word:
-            parts.extend(piece.lower() for piece in pieces)
-    return " ".join(parts)
+    return " ".join(filter(None, map(_word_parts, _WORD.findall(text))))
+
+
+@lru_cache(maxsize=200_000)
+def _word_parts(word: str) -> str:
+    """`BudgetAllocator` -> `budget allocator`; '' for a word that is not compound. Code
+    repeats its identifiers endlessly, so this is cached per word.
+    """
+    pieces = _IDENTIFIER_PART.findall(word)
+    if len(pieces) > 1 or "_" in word:
+        return " ".join(piece.lower() for piece in pieces)
+    return ""
 
 
 def query_terms(query: str) -> list[str]:
@@ -332,6 +339,7 @@ class StoreWriter:
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
+        self._next_rowid: int | None = None
 
     def set_meta(self, key: str, value: str) -> None:
         """Record a metadata value."""
@@ -377,29 +385,44 @@ class StoreWriter:
         fragments: Iterable[NewFragment],
         nodes: Iterable[StoredNode],
         edges: Iterable[StoredEdge],
+        *,
+        indexed_before: bool = True,
     ) -> None:
-        """Write a file's fragments, nodes and edges, replacing what was indexed from it."""
-        self.remove_file(path)
-        self._connection.execute(
+        """Write a file's fragments, nodes and edges, replacing what was indexed from it
+        (`indexed_before=False` skips looking for that on a file new to the store).
+        """
+        if indexed_before:
+            self.remove_file(path)
+        execute, many = self._connection.execute, self._connection.executemany
+        execute(
             "INSERT INTO files(path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
             (path, stored.size, stored.mtime_ns, stored.sha256),
         )
-        self._connection.executemany(
+        many(
             "INSERT INTO nodes(uri, kind, name, path, start_line, end_line, parent)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(n.uri, n.kind, n.name, n.path, n.start_line, n.end_line, n.parent) for n in nodes],
         )
-        self._connection.executemany(
+        many(
             "INSERT INTO edges(source, type, target, path) VALUES (?, ?, ?, ?)",
             [(e.source, e.type, e.target, e.path) for e in edges],
         )
+        # Row ids are assigned here so that fragments and their full-text rows can be
+        # inserted in two batches.
+        if self._next_rowid is None:
+            self._next_rowid = int(
+                execute("SELECT coalesce(max(rowid), 0) + 1 FROM fragments").fetchone()[0]
+            )
+        rows: list[tuple[object, ...]] = []
+        searchable: list[tuple[object, ...]] = []
         for item in fragments:
             fragment, source = item.fragment, item.fragment.source
             modified = (source.modified_at or datetime.fromtimestamp(0, UTC)).isoformat()
-            cursor = self._connection.execute(
-                f"INSERT INTO fragments({_FRAGMENT_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rowid = self._next_rowid
+            self._next_rowid += 1
+            rows.append(
                 (
+                    rowid,
                     fragment.id,
                     fragment.uko_uri,
                     fragment.detail_depth,
@@ -414,19 +437,24 @@ class StoreWriter:
                     fragment.content_hash,
                     modified,
                     fragment.metadata.get("read_at", ""),
-                ),
+                )
             )
             if item.search_text is not None:
                 title = f"{item.title} {source.path}"
-                self._connection.execute(
-                    "INSERT INTO fts(rowid, title, text, words) VALUES (?, ?, ?, ?)",
+                searchable.append(
                     (
-                        cursor.lastrowid,
+                        rowid,
                         f"{title} {identifier_words(title)}",
                         item.search_text,
                         identifier_words(item.search_text),
-                    ),
+                    )
                 )
+        many(
+            f"INSERT INTO fragments(rowid, {_FRAGMENT_COLUMNS})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        many("INSERT INTO fts(rowid, title, text, words) VALUES (?, ?, ?, ?)", searchable)
 
 
 def _schema_version(connection: sqlite3.Connection) -> str | None:
