@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from ..logs import logger
 from ..models import ContextFragment, DetailDepth, SourceRef, content_hash, fragment_id
 from ..store.embedded import (
     EmbeddedStore,
@@ -161,6 +162,7 @@ class _FileIngest:
             stored = None  # the size limit was raised: index it now
         if source.size > self._limits.max_file_bytes:
             summary.skipped[too_large] += 1
+            logger.warning("skipped", path=source.relpath, reason=too_large, bytes=source.size)
             marker = StoredFile(source.size, source.mtime_ns, _TOO_LARGE)
             self._writer.replace_file(
                 source.relpath, marker, [], [], [], indexed_before=indexed_before
