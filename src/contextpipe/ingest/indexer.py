@@ -5,9 +5,12 @@ tokens, and write it all in one transaction.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,9 +26,9 @@ from ..store.embedded import (
     StoredNode,
     StoreWriter,
 )
-from ..tokenizers import Tokenizer
+from ..tokenizers import Tokenizer, get_tokenizer
 from .history import Revision, git_revisions
-from .nodes import FileNodes, file_nodes
+from .nodes import FileNodes, Node, file_nodes
 from .walk import SourceFile, walk_files
 
 _BINARY_SNIFF_BYTES = 8192
@@ -92,17 +95,24 @@ def index_folder(
         # Token counts are stored per tokenizer: a new tokenizer means counting everything again.
         recount = writer.get_meta("tokenizer") not in (None, tokenizer.name)
         writer.set_meta("tokenizer", tokenizer.name)
-        ingest = _FileIngest(writer, tokenizer, limits, summary, root, project_dir)
+        ingest = _FileIngest(writer, limits, summary, root, project_dir)
         known = writer.files(prefix)
+        jobs: list[_Job] = []
         for source in sources:
             summary.files_seen += 1
-            if progress is not None:
-                progress.file(source.relpath)
-            ingest.file(
+            job = ingest.prepare(
                 source,
                 None if recount else known.get(source.relpath),
                 indexed_before=source.relpath in known,
             )
+            if job is not None:
+                jobs.append(job)
+            elif progress is not None:
+                progress.file(source.relpath)
+        for job, analysed in zip(jobs, _analyse_all(jobs, limits, tokenizer), strict=True):
+            if progress is not None:
+                progress.file(job.source.relpath)
+            ingest.write(job, analysed)
         for path in sorted(set(known) - {source.relpath for source in sources}):
             writer.remove_file(path)
             summary.removed += 1
@@ -125,14 +135,12 @@ class _FileIngest:
     def __init__(
         self,
         writer: StoreWriter,
-        tokenizer: Tokenizer,
         limits: IngestLimits,
         summary: IndexSummary,
         root: Path,
         project_dir: Path,
     ) -> None:
         self._writer = writer
-        self._tokenizer = tokenizer
         self._limits = limits
         self._summary = summary
         self._root = root
@@ -145,20 +153,23 @@ class _FileIngest:
             self._revisions = git_revisions(self._root, self._project_dir)
         return self._revisions.get(relpath)
 
-    def file(self, source: SourceFile, stored: StoredFile | None, indexed_before: bool) -> None:
+    def prepare(
+        self, source: SourceFile, stored: StoredFile | None, indexed_before: bool
+    ) -> _Job | None:
+        """Settle a file that needs no parsing (unchanged, skipped); else the job to parse."""
         summary = self._summary
         too_large = f"larger than {self._limits.max_file_bytes} bytes"
         if stored and (stored.size, stored.mtime_ns) == (source.size, source.mtime_ns):
             # Skipped files are remembered, so that the next run need not read them again.
             if stored.sha256.startswith(_BINARY):
                 summary.skipped[_BINARY_REASON] += 1
-                return
+                return None
             if stored.sha256 != _TOO_LARGE:
                 summary.unchanged += 1
-                return
+                return None
             if source.size > self._limits.max_file_bytes:
                 summary.skipped[too_large] += 1
-                return
+                return None
             stored = None  # the size limit was raised: index it now
         if source.size > self._limits.max_file_bytes:
             summary.skipped[too_large] += 1
@@ -167,14 +178,14 @@ class _FileIngest:
             self._writer.replace_file(
                 source.relpath, marker, [], [], [], indexed_before=indexed_before
             )
-            return
+            return None
         data = source.path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
         current = StoredFile(source.size, source.mtime_ns, digest)
         if stored and stored.sha256 == digest:
             self._writer.touch_file(source.relpath, current)
             summary.unchanged += 1
-            return
+            return None
         text = _decode(data)
         if text is None:
             summary.skipped[_BINARY_REASON] += 1
@@ -182,8 +193,13 @@ class _FileIngest:
             self._writer.replace_file(
                 source.relpath, marker, [], [], [], indexed_before=indexed_before
             )
-            return
-        parsed = file_nodes(source.relpath, text, self._limits.max_chunk_lines)
+            return None
+        return _Job(source, current, text, indexed_before)
+
+    def write(self, job: _Job, analysed: _Analysed) -> None:
+        """Store a parsed file's nodes, edges and fragments."""
+        summary, source, digest = self._summary, job.source, job.stored.sha256
+        parsed = analysed.parsed
         if parsed.has_errors:
             summary.skipped["parsed with syntax errors (indexed anyway)"] += 1
         revision = self._revision(source.relpath)
@@ -192,14 +208,14 @@ class _FileIngest:
         else:
             modified = datetime.fromtimestamp(source.mtime_ns / 1e9, UTC)
             read_at = f"sha256:{digest}"
-        fragments = list(self._fragments(source.relpath, parsed, modified, read_at))
+        fragments = list(self._fragments(source.relpath, analysed, modified, read_at))
         nodes = [
             StoredNode(n.uri, n.kind, n.name, source.relpath, n.start_line, n.end_line, n.parent)
             for n in parsed.nodes
         ]
         edges = [StoredEdge(s, kind, target, source.relpath) for s, kind, target in parsed.edges]
         self._writer.replace_file(
-            source.relpath, current, fragments, nodes, edges, indexed_before=indexed_before
+            source.relpath, job.stored, fragments, nodes, edges, indexed_before=job.indexed_before
         )
         summary.indexed += 1
         summary.fragments_written += len(fragments)
@@ -207,9 +223,10 @@ class _FileIngest:
         summary.edges_written += len(edges)
 
     def _fragments(
-        self, path: str, parsed: FileNodes, modified: datetime, read_at: str
+        self, path: str, analysed: _Analysed, modified: datetime, read_at: str
     ) -> Iterator[NewFragment]:
-        for node in parsed.nodes:
+        parsed = analysed.parsed
+        for node, counts in zip(parsed.nodes, analysed.token_counts, strict=True):
             source = SourceRef(
                 uri=node.uri,
                 path=path,
@@ -218,14 +235,14 @@ class _FileIngest:
                 kind=node.kind,
                 modified_at=modified,
             )
-            for depth, text in sorted(node.texts.items(), reverse=True):
+            for (depth, text), tokens in zip(_by_depth(node), counts, strict=True):
                 detail: DetailDepth = 9 if depth == 9 else 4 if depth == 4 else 0
                 fragment = ContextFragment.model_construct(  # every field is built here
                     id=fragment_id(node.uri, detail),
                     uko_uri=node.uri,
                     detail_depth=detail,
                     text=text,
-                    token_count=self._tokenizer.count(text),
+                    token_count=tokens,
                     source=source,
                     content_hash=content_hash(text),
                     metadata={"read_at": read_at},
@@ -236,6 +253,58 @@ class _FileIngest:
                     parsed.language,
                     node.search_text if detail == 9 else None,
                 )
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A file to parse: what was read of it."""
+
+    source: SourceFile
+    stored: StoredFile
+    text: str
+    indexed_before: bool
+
+
+@dataclass(frozen=True)
+class _Analysed:
+    """A parsed file and the token count of each node's text at each depth."""
+
+    parsed: FileNodes
+    token_counts: list[list[int]]
+
+
+def _by_depth(node: Node) -> list[tuple[int, str]]:
+    return sorted(node.texts.items(), reverse=True)
+
+
+def _analyse(relpath: str, text: str, max_lines: int, tokenizer_name: str) -> _Analysed:
+    """Parse and count one file: pure, so it can run in a worker process."""
+    parsed = file_nodes(relpath, text, max_lines)
+    count = get_tokenizer(tokenizer_name).count
+    return _Analysed(parsed, [[count(t) for _, t in _by_depth(node)] for node in parsed.nodes])
+
+
+# Below this much text a pool costs more to start than it saves.
+_POOL_MIN_BYTES = 4_000_000
+
+
+def _analyse_all(
+    jobs: list[_Job], limits: IngestLimits, tokenizer: Tokenizer
+) -> Iterator[_Analysed]:
+    """Parse and count every job, in order: in worker processes when there is a lot of it
+    and more than one core (parsing and BPE counting are CPU-bound; the writer stays here).
+    """
+    arguments = [
+        (job.source.relpath, job.text, limits.max_chunk_lines, tokenizer.name) for job in jobs
+    ]
+    workers = min(os.cpu_count() or 1, 4)
+    if workers < 2 or sum(len(job.text) for job in jobs) < _POOL_MIN_BYTES:
+        yield from (_analyse(*argument) for argument in arguments)
+        return
+    # forkserver: workers start clean, whatever threads (progress bars) this process runs.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        yield from pool.map(_analyse, *zip(*arguments, strict=True), chunksize=8)
 
 
 def _decode(data: bytes) -> str | None:
