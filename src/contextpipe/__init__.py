@@ -2,7 +2,7 @@
 
 from .backends import Backends, FragmentStore, TextBackend, TextHit
 from .budget import AllocationRequest, BudgetAllocator
-from .config import Settings, load_settings
+from .config import Settings, load_settings, strategy_options
 from .errors import BudgetError, ConfigError, ContextpipeError, StoreError, TokenizerError
 from .hookspecs import hookimpl
 from .models import (
@@ -59,4 +59,5 @@ __all__ = [
     "get_tokenizer",
     "hookimpl",
     "load_settings",
+    "strategy_options",
 ]

@@ -12,7 +12,7 @@ import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -204,6 +204,23 @@ class Settings(BaseModel):
     def strategy(self, name: str) -> StrategySettings:
         """Settings for strategy `name`, defaults when config does not mention it."""
         return self.strategies.get(name) or StrategySettings()
+
+
+_Options = TypeVar("_Options", bound=BaseModel)
+
+
+def strategy_options(settings: Settings, name: str, model: type[_Options]) -> _Options:
+    """Strategy `name`'s `[strategies.NAME.options]`, validated by the strategy's own
+    pydantic `model`. A mistake raises `ConfigError` naming the dotted key, which
+    contextpipe reports with the file and line it came from.
+    """
+    try:
+        return model.model_validate(settings.strategy(name).options)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = f"strategies.{name}.options." + ".".join(str(part) for part in error["loc"])
+        problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        raise ConfigError(f"{key}: {problem}", key) from None
 
 
 class LoadedSettings(BaseModel):

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..backends import TEXT, Backends
-from ..config import Settings
-from ..errors import ConfigError
+from ..config import Settings, strategy_options
 from ..hookspecs import hookimpl
 from ..models import Candidate, ContextRequest
 from ..store.embedded import query_terms
@@ -69,11 +68,4 @@ class SimpleKeywordStrategy:
 @hookimpl
 def contextpipe_strategies(settings: Settings) -> Sequence[ContextStrategy]:
     """Register `simple-keyword`, configured from `[strategies.simple-keyword.options]`."""
-    try:
-        options = KeywordOptions.model_validate(settings.strategy(NAME).options)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        key = f"strategies.{NAME}.options." + ".".join(str(part) for part in error["loc"])
-        problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ConfigError(f"{key}: {problem}", key) from None
-    return [SimpleKeywordStrategy(options)]
+    return [SimpleKeywordStrategy(strategy_options(settings, NAME, KeywordOptions))]

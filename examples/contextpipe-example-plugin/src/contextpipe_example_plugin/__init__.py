@@ -4,8 +4,7 @@
 
 from __future__ import annotations
 
-from contextpipe import ConfigError, ContextStrategy, Settings, hookimpl
-from pydantic import ValidationError
+from contextpipe import ContextStrategy, Settings, hookimpl, strategy_options
 
 from .path_match import NAME, PathMatchOptions, PathMatchStrategy
 
@@ -15,13 +14,6 @@ __all__ = ["PathMatchOptions", "PathMatchStrategy", "contextpipe_strategies"]
 @hookimpl
 def contextpipe_strategies(settings: Settings) -> list[ContextStrategy]:
     """Register `path-match`, configured from `[strategies.path-match.options]`."""
-    try:
-        options = PathMatchOptions.model_validate(settings.strategy(NAME).options)
-    except ValidationError as exc:
-        # A mistake in the user's config, not in the plugin: raise ConfigError with the
-        # dotted key, and contextpipe stops with one line naming the file, line and key.
-        error = exc.errors()[0]
-        key = f"strategies.{NAME}.options." + ".".join(str(part) for part in error["loc"])
-        problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ConfigError(f"{key}: {problem}", key) from None
-    return [PathMatchStrategy(options)]
+    # A mistake in the user's options raises ConfigError naming the dotted key, and
+    # contextpipe stops with one line naming the file, line and key.
+    return [PathMatchStrategy(strategy_options(settings, NAME, PathMatchOptions))]
