@@ -37,7 +37,7 @@ from .models import (
 )
 from .packing import BlockTokenCache, Packed, Packer, PackingPolicy
 from .registry import PluginInfo, RegisteredStrategy, StrategyRegistry
-from .rendering import renderer_for
+from .rendering import Renderer, renderer_for
 from .store.embedded import EmbeddedStore
 from .tokenizers import Tokenizer, get_tokenizer
 
@@ -173,7 +173,7 @@ class Pipeline:
         backends = self._backends()
         timings: dict[str, float] = {}
 
-        plans, skipped = self._plan(request, backends, tokenizer)
+        plans, skipped = self._plan(request, backends, tokenizer, renderer)
         mark = time.perf_counter()
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
         outcomes = await self._executor.run(plans, request, backends, deadline)
@@ -276,7 +276,11 @@ class Pipeline:
         return weight
 
     def _plan(
-        self, request: ContextRequest, backends: Backends, tokenizer: Tokenizer
+        self,
+        request: ContextRequest,
+        backends: Backends,
+        tokenizer: Tokenizer,
+        renderer: Renderer,
     ) -> tuple[list[PlannedRun], list[StrategyReport]]:
         """Which strategies run, with what allocation; reports for those that do not."""
         wanted = request.strategies
@@ -336,7 +340,6 @@ class Pipeline:
                 continue
             candidates.append((registered, confidence))
 
-        renderer = renderer_for(request.output)
         frame = tokenizer.count(renderer.render([], request).counted)
         usable = max(0, request.budget - frame)
         shares = self._allocator.allocate(
