@@ -25,6 +25,8 @@ from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
 
 DATABASE_NAME = "index.sqlite3"
 SCHEMA_VERSION = "3"
+#: Nodes whose depth variants a reader thread remembers (see `EmbeddedStore.variants`).
+_VARIANTS_CACHED = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -232,6 +234,7 @@ class EmbeddedStore:
         if connection is not None:
             connection.close()
             self._local.connection = None
+            self._local.variants = None
 
     @contextmanager
     def writer(self) -> Generator[StoreWriter]:
@@ -271,11 +274,24 @@ class EmbeddedStore:
 
     def variants(self, uko_uri: str) -> list[ContextFragment]:
         """Every stored depth of one node, deepest first."""
-        rows = self._reader().execute(
-            f"SELECT {_FRAGMENT_COLUMNS} FROM fragments WHERE uri = ? ORDER BY depth DESC",
-            (uko_uri,),
-        )
-        return [_fragment(row) for row in rows]
+        connection = self._reader()
+        # Packing asks for the same nodes request after request; the answers stay valid
+        # until some connection commits (an index run), which changes data_version.
+        version = connection.execute("PRAGMA data_version").fetchone()[0]
+        cache: dict[str, list[ContextFragment]] | None = getattr(self._local, "variants", None)
+        if cache is None or self._local.variants_version != version:
+            cache = self._local.variants = {}
+            self._local.variants_version = version
+        found = cache.get(uko_uri)
+        if found is None:
+            rows = connection.execute(
+                f"SELECT {_FRAGMENT_COLUMNS} FROM fragments WHERE uri = ? ORDER BY depth DESC",
+                (uko_uri,),
+            )
+            if len(cache) >= _VARIANTS_CACHED:
+                del cache[next(iter(cache))]
+            found = cache[uko_uri] = [_fragment(row) for row in rows]
+        return list(found)
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
         """BM25-ranked full-text fragments matching any query term, best first."""
