@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -49,6 +50,47 @@ class _ContractError(Exception):
     """The strategy returned something the contract does not allow."""
 
 
+class _DaemonWorkers:
+    """Daemon threads that run plain strategies, reused across requests (starting a thread
+    costs more than an instant strategy). A worker stuck in a hung strategy is simply never
+    idle again; a new one starts whenever none is idle, and idle ones leave after a while.
+    """
+
+    def __init__(self, idle_seconds: float = 60.0) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # workers waiting for a job that no submit has claimed yet
+        self._idle_seconds = idle_seconds
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Run `job` on an idle worker, or on a new one."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            else:
+                worker = threading.Thread(target=self._work, name="contextpipe-strategy")
+                worker.daemon = True
+                worker.start()
+        self._jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self._idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle:  # unclaimed: nobody is about to hand this worker a job
+                        self._idle -= 1
+                        return
+                continue
+            job()
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS = _DaemonWorkers()
+
+
 def _run_in_daemon_thread(call: Callable[[], object]) -> asyncio.Future[object]:
     loop = asyncio.get_running_loop()
     future: asyncio.Future[object] = loop.create_future()
@@ -57,7 +99,7 @@ def _run_in_daemon_thread(call: Callable[[], object]) -> asyncio.Future[object]:
         if not future.done():
             setter(value)
 
-    def work() -> None:
+    def job() -> None:
         try:
             result = call()
         except BaseException as exc:  # delivered to the awaiting side, which reports it
@@ -68,7 +110,7 @@ def _run_in_daemon_thread(call: Callable[[], object]) -> asyncio.Future[object]:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(deliver, setter, outcome)
 
-    threading.Thread(target=work, name="contextpipe-strategy", daemon=True).start()
+    _WORKERS.submit(job)
     return future
 
 
@@ -78,34 +120,34 @@ def _accept(raw: object, allocation: int) -> tuple[list[Candidate], list[Candida
         raise _ContractError(
             f"retrieve() returned {type(raw).__name__}, expected a list of Candidate"
         )
-    candidates: list[Candidate] = []
-    for position, item in enumerate(cast(Sequence[object], raw), start=1):
-        if isinstance(item, Candidate):
-            candidates.append(item)
-            continue
-        try:
-            candidates.append(Candidate.model_validate(item))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "candidate"
-            raise _ContractError(
-                f"malformed candidate #{position}: {where}: {first['msg']}"
-            ) from None
     kept: list[Candidate] = []
     cut: list[Candidate] = []
     spent: dict[str, int] = {}
     total = 0
-    for candidate in candidates:
+    for position, item in enumerate(cast(Sequence[object], raw), start=1):
+        candidate = item if isinstance(item, Candidate) else _validated(item, position)
         fragment = candidate.fragment
         # Depth alternatives of one node are counted once, at their largest.
-        extra = max(0, fragment.token_count - spent.get(fragment.uko_uri, 0))
-        if total + extra > allocation:
+        before = spent.get(fragment.uko_uri, 0)
+        extra = fragment.token_count - before
+        if extra <= 0:
+            kept.append(candidate)
+        elif total + extra > allocation:
             cut.append(candidate)
-            continue
-        spent[fragment.uko_uri] = spent.get(fragment.uko_uri, 0) + extra
-        total += extra
-        kept.append(candidate)
+        else:
+            spent[fragment.uko_uri] = before + extra
+            total += extra
+            kept.append(candidate)
     return kept, cut
+
+
+def _validated(item: object, position: int) -> Candidate:
+    try:
+        return Candidate.model_validate(item)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "candidate"
+        raise _ContractError(f"malformed candidate #{position}: {where}: {first['msg']}") from None
 
 
 class StrategyExecutor:
