@@ -11,8 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
+
+from pydantic import TypeAdapter
 
 from .models import Candidate, ContextFragment, Provenance
+
+_PROVENANCE = TypeAdapter(list[Provenance])
 
 
 @dataclass(frozen=True)
@@ -50,10 +55,13 @@ class _UnionFind:
             self.parent[max(a, b)] = min(a, b)
 
 
-@dataclass(frozen=True)
-class _Vote:
+class _Vote(NamedTuple):
     fragment: ContextFragment
-    provenance: Provenance
+    strategy: str
+    plugin: str
+    rank: int
+    score: float
+    reason: str
     contribution: float
 
 
@@ -62,37 +70,53 @@ def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
     votes = [
         _Vote(
             candidate.fragment,
-            Provenance.model_construct(  # the executor validated every candidate already
-                strategy=ranked.strategy,
-                plugin=ranked.plugin,
-                rank=rank,
-                score=candidate.score,
-                reason=candidate.reason,
-            ),
+            ranked.strategy,
+            ranked.plugin,
+            rank,
+            candidate.score,
+            candidate.reason,
             ranked.weight / (rrf_k + rank),
         )
         for ranked in lists
         for rank, candidate in enumerate(ranked.candidates, start=1)
     ]
-    groups = _same_content_groups([vote.fragment for vote in votes])
-    items: list[FusedItem] = []
-    for members in groups:
+    merged: list[list[_Vote]] = []
+    for members in _same_content_groups([vote.fragment for vote in votes]):
         best_per_strategy: dict[str, _Vote] = {}
         for vote in (votes[i] for i in members):
-            current = best_per_strategy.get(vote.provenance.strategy)
-            if current is None or vote.provenance.rank < current.provenance.rank:
-                best_per_strategy[vote.provenance.strategy] = vote
-        chosen = sorted(
-            best_per_strategy.values(),
-            key=lambda v: (-v.contribution, v.provenance.strategy, v.fragment.id),
-        )
-        items.append(
-            FusedItem(
-                fragment=chosen[0].fragment,
-                score=sum(v.contribution for v in chosen),
-                provenance=tuple(v.provenance for v in chosen),
+            current = best_per_strategy.get(vote.strategy)
+            if current is None or vote.rank < current.rank:
+                best_per_strategy[vote.strategy] = vote
+        merged.append(
+            sorted(
+                best_per_strategy.values(),
+                key=lambda v: (-v.contribution, v.strategy, v.fragment.id),
             )
         )
+    # One validation call for every provenance entry: far cheaper than one model each.
+    provenance = iter(
+        _PROVENANCE.validate_python(
+            [
+                {
+                    "strategy": v.strategy,
+                    "plugin": v.plugin,
+                    "rank": v.rank,
+                    "score": v.score,
+                    "reason": v.reason,
+                }
+                for chosen in merged
+                for v in chosen
+            ]
+        )
+    )
+    items = [
+        FusedItem(
+            fragment=chosen[0].fragment,
+            score=sum(v.contribution for v in chosen),
+            provenance=tuple(next(provenance) for _ in chosen),
+        )
+        for chosen in merged
+    ]
     items.sort(key=lambda item: (-item.score, item.fragment.id))
     return items
 

@@ -96,6 +96,14 @@ class ResultFragment(ContextFragment):
     provenance: tuple[Provenance, ...]
 
 
+_RESULT_FRAGMENTS = TypeAdapter(tuple[ResultFragment, ...])
+
+
+def result_fragments(rows: Iterable[Mapping[str, Any]]) -> tuple[ResultFragment, ...]:
+    """Many `ResultFragment`s from field mappings, validated in one call."""
+    return _RESULT_FRAGMENTS.validate_python(list(rows))
+
+
 class ChatMessage(BaseModel):
     """One chat message, for the `messages` output format."""
 

@@ -8,9 +8,13 @@ that still fits (full text, else a skeleton or a one-line listing from the store
 greedy approximation of the multiple-choice knapsack over depths. Near-duplicates of a
 selected item are suppressed.
 
-Token accounting uses the exact count of each rendered block; the whole rendered output
-is then counted once more and items are removed from the end of the selection until it
-fits, so the output never exceeds the budget even when tokens merge across separators.
+Token accounting uses the exact count of each rendered block followed by its separator.
+The whole output is then counted exactly, and items are removed from the end of the
+selection until it fits, so the output never exceeds the budget even when tokens merge
+across separators. That count is the sum of its parts' counts (cached across requests)
+when the tokenizer allows it: a BPE tokenizer never merges across a line start that
+begins a new pre-tokenisation piece (see `Tokenizer.additive_at_line_starts`), and every
+block starts a line. Otherwise the whole output is counted.
 """
 
 from __future__ import annotations
@@ -19,17 +23,32 @@ import heapq
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from typing import Generic, NamedTuple, TypeVar
 
 from .errors import BudgetError
 from .fusion import FusedItem
-from .models import ContextFragment, ContextRequest, DroppedFragment, dropped_fragments
+from .models import (
+    ContextFragment,
+    ContextRequest,
+    DroppedFragment,
+    SourceRef,
+    dropped_fragments,
+)
 from .rendering import Rendered, Renderer
 from .tokenizers import Tokenizer
 
 VariantLookup = Callable[[str], Sequence[ContextFragment]]
 
 _WORDS = re.compile(r"\w+")
+#: Entries each memo of `PackingCache` keeps.
+_MEMO_CAPACITY = 50_000
+#: Blocks whose token counts `PackingCache` keeps (the keys hold the blocks' text).
+_UNITS_CAPACITY = 20_000
+#: Words in one bitset vocabulary before a fresh one starts (bitsets are ints this wide).
+_VOCABULARY_CAP = 1 << 16
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -61,56 +80,90 @@ class Packed:
     tokens_used: int
 
 
-class BlockTokenCache:
-    """Token counts of rendered blocks, kept across assemblies: the same fragments come
-    back request after request. The final exact count of the whole output still decides.
-    """
-
-    def __init__(self, capacity: int = 50_000) -> None:
-        self._capacity = capacity
-        self._counts: dict[tuple[str, str, str, str], int] = {}
-
-    def get(self, key: tuple[str, str, str, str]) -> int | None:
-        """The cached count, if any."""
-        return self._counts.get(key)
-
-    def put(self, key: tuple[str, str, str, str], tokens: int) -> None:
-        """Remember a count; the oldest entries go first when full."""
-        if len(self._counts) >= self._capacity:
-            del self._counts[next(iter(self._counts))]
-        self._counts[key] = tokens
-
-
 def _deepest_fitting(options: Sequence[Selected], remaining: int) -> Selected | None:
     return next((option for option in options if option.tokens <= remaining), None)
 
 
-@lru_cache(maxsize=65_536)
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(_WORDS.findall(text.lower()))
+class _BoundedMemo(Generic[K, V]):
+    """A dict that forgets its oldest entries beyond `capacity`."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._values: dict[K, V] = {}
+
+    def get(self, key: K, compute: Callable[[], V]) -> V:
+        """The remembered value for `key`, computed (and remembered) when missing."""
+        value = self._values.get(key)
+        if value is None:
+            value = compute()
+            if len(self._values) >= self._capacity:
+                del self._values[next(iter(self._values))]
+            self._values[key] = value
+        return value
 
 
-class _Pool:
-    """Items being considered. Word sets become integer bitsets over this pool's
-    vocabulary, so a Jaccard index is two `&`/`bit_count` operations.
+class WordBits:
+    """Word sets as integer bitsets over one growing vocabulary, so a Jaccard index is
+    two `&`/`bit_count` operations. Bitsets are only comparable within one vocabulary.
     """
 
-    def __init__(self, items: Sequence[FusedItem]) -> None:
-        self.items = items
-        self._bits: dict[int, tuple[int, int]] = {}
-        self._vocabulary: dict[str, int] = {}
+    def __init__(self) -> None:
+        self.vocabulary: dict[str, int] = {}
+        self._bits = _BoundedMemo[str, tuple[int, int]](_MEMO_CAPACITY)
 
-    def bitset(self, index: int) -> tuple[int, int]:
-        """The item's word bitset and its number of words."""
-        found = self._bits.get(index)
-        if found is None:
-            vocabulary = self._vocabulary
-            bits = 0
-            for word in _word_set(self.items[index].fragment.text):
-                bits |= 1 << vocabulary.setdefault(word, len(vocabulary))
-            found = (bits, bits.bit_count())
-            self._bits[index] = found
-        return found
+    def of(self, fragment: ContextFragment) -> tuple[int, int]:
+        """The fragment's word bitset and its number of words."""
+        return self._bits.get(fragment.content_hash, lambda: self._compute(fragment.text))
+
+    def _compute(self, text: str) -> tuple[int, int]:
+        vocabulary = self.vocabulary
+        bits = 0
+        for word in frozenset(_WORDS.findall(text.lower())):
+            bits |= 1 << vocabulary.setdefault(word, len(vocabulary))
+        return bits, bits.bit_count()
+
+
+class _Unit(NamedTuple):
+    """A fragment's block followed by the renderer's separator."""
+
+    tokens: int
+    #: The block starts with a character that begins a new pre-tokenisation piece after a
+    #: line break (not whitespace, not `/`): see `Tokenizer.additive_at_line_starts`.
+    splits_before: bool
+
+
+class PackingCache:
+    """What packing learns about fragments and renderers, kept across assemblies (the same
+    fragments come back request after request): token counts of rendered blocks and of
+    small texts, and word bitsets. Every entry is a pure function of its key, so the cache
+    never changes an output.
+    """
+
+    def __init__(self) -> None:
+        self.units = _BoundedMemo[tuple[str, str, str], _Unit](_UNITS_CAPACITY)
+        self.text_tokens = _BoundedMemo[tuple[str, str], int](1024)
+        self._word_bits = WordBits()
+
+    def word_bits(self) -> WordBits:
+        """The current vocabulary; a fresh one once it has grown past its cap, so that
+        bitsets stay small. A packing run keeps the one it started with.
+        """
+        if len(self._word_bits.vocabulary) > _VOCABULARY_CAP:
+            self._word_bits = WordBits()
+        return self._word_bits
+
+
+#: A fixed fragment the frame (what the output costs besides its blocks) is measured with,
+#: so that the estimate depends on the renderer and the request only.
+_PROBE = ContextFragment(
+    id="probe",
+    uko_uri="uko://probe",
+    detail_depth=9,
+    text="probe",
+    token_count=1,
+    source=SourceRef(uri="uko://probe", path="probe.txt", start_line=1, end_line=1, kind="text"),
+    content_hash="probe",
+)
 
 
 class Packer:
@@ -121,31 +174,61 @@ class Packer:
         renderer: Renderer,
         tokenizer: Tokenizer,
         policy: PackingPolicy,
-        block_tokens: BlockTokenCache | None = None,
+        cache: PackingCache | None = None,
     ) -> None:
         self._renderer = renderer
         self._tokenizer = tokenizer
         self._policy = policy
-        self._separator_tokens = tokenizer.count(renderer.separator)
-        self._block_tokens = block_tokens if block_tokens is not None else BlockTokenCache()
+        self._cache = cache if cache is not None else PackingCache()
+        self._separator_tokens = self._count_small(renderer.separator)
+
+    def _count_small(self, text: str) -> int:
+        """Token count of a short text that comes back often (separators, frames)."""
+        return self._cache.text_tokens.get(
+            (self._tokenizer.name, text), lambda: self._tokenizer.count(text)
+        )
+
+    def _unit(self, block: str) -> _Unit:
+        # Keyed by the block itself: whatever a renderer puts in it, the count is right.
+        separator = self._renderer.separator
+        return self._cache.units.get(
+            (self._tokenizer.name, separator, block),
+            lambda: _Unit(
+                self._tokenizer.count(block + separator),
+                bool(block) and not block[0].isspace() and block[0] != "/",
+            ),
+        )
 
     def _cost(self, fragment: ContextFragment) -> int:
-        key = (
-            type(self._renderer).__name__,
-            self._tokenizer.name,
-            fragment.id,
-            fragment.content_hash,
-        )
-        tokens = self._block_tokens.get(key)
-        if tokens is None:
-            tokens = self._tokenizer.count(self._renderer.block(fragment))
-            self._block_tokens.put(key, tokens)
-        return tokens + self._separator_tokens
+        """Tokens the fragment adds to the output: its block and one separator."""
+        return self._unit(self._renderer.block(fragment)).tokens
 
-    def _frame_tokens(self, request: ContextRequest, sample: ContextFragment) -> int:
+    def frame_tokens(self, request: ContextRequest) -> int:
         """Tokens the output costs besides its blocks (wrappers, system prompt, messages)."""
-        one = self._tokenizer.count(self._renderer.render([sample], request).counted)
-        return max(0, one - self._tokenizer.count(self._renderer.block(sample)))
+        one = self._count_small(self._renderer.render([_PROBE], request).counted)
+        return max(0, one - self._cost(_PROBE))
+
+    def _output_tokens(
+        self, fragments: Sequence[ContextFragment], rendered: Rendered, request: ContextRequest
+    ) -> int:
+        """The exact token count of `rendered`. When the tokenizer is additive at line starts
+        (see `Tokenizer`) and every block begins a line, it is the sum of the parts' counts:
+        the frame before, each block with its separator (cached), and the last block with
+        the frame after. Otherwise the whole output is counted.
+        """
+        frame = self._renderer.frame(request)
+        blocks = [self._renderer.block(fragment) for fragment in fragments]
+        units = [self._unit(block) for block in blocks]
+        if (
+            not units
+            or not self._tokenizer.additive_at_line_starts
+            or not self._renderer.separator.endswith("\n")
+            or not (frame.before == "" or frame.before.endswith("\n"))
+            or not all(unit.splits_before for unit in (units if frame.before else units[1:]))
+        ):
+            return self._tokenizer.count(rendered.counted)
+        last = self._tokenizer.count(blocks[-1] + frame.after)
+        return self._count_small(frame.before) + sum(unit.tokens for unit in units[:-1]) + last
 
     def pack(
         self,
@@ -164,11 +247,10 @@ class Packer:
                 )
             else:
                 eligible.append(index)
-        pool = _Pool(items)
         chosen: list[tuple[int, Selected]] = []
         if eligible:
-            remaining = request.budget - self._frame_tokens(request, items[eligible[0]].fragment)
-            chosen = self._select(pool, eligible, remaining, variants, dropped)
+            remaining = request.budget - self.frame_tokens(request)
+            chosen = self._select(items, eligible, remaining, variants, dropped)
         rendered, tokens_used = self._fit(chosen, request, dropped)
         return Packed(
             selected=tuple(selected for _, selected in chosen),
@@ -182,19 +264,19 @@ class Packer:
 
     def _select(
         self,
-        pool: _Pool,
+        items: Sequence[FusedItem],
         eligible: list[int],
         remaining: int,
         variants: VariantLookup,
         dropped: dict[int, str],
     ) -> list[tuple[int, Selected]]:
         policy = self._policy
-        top = max(pool.items[i].score for i in eligible) or 1.0
-        relevance = {i: pool.items[i].score / top for i in eligible}
+        words = self._cache.word_bits()
+        top = max(items[i].score for i in eligible) or 1.0
+        relevance = {i: items[i].score / top for i in eligible}
         # Entries: (-value, fragment id, index, selected items seen, fallback or None).
         heap: list[tuple[float, str, int, int, Selected | None]] = [
-            (-policy.mmr_lambda * relevance[i], pool.items[i].fragment.id, i, 0, None)
-            for i in eligible
+            (-policy.mmr_lambda * relevance[i], items[i].fragment.id, i, 0, None) for i in eligible
         ]
         heapq.heapify(heap)
         max_similarity = dict.fromkeys(eligible, 0.0)
@@ -203,11 +285,12 @@ class Packer:
         chosen_bits: list[tuple[int, int, int]] = []  # index, word bitset, word count
         cheapest = 1 + self._separator_tokens
         shallower: dict[int, list[Selected]] = {}
+        costs: dict[int, int] = {}
 
         def fallbacks(index: int) -> list[Selected]:
             """The item's shallower depths with their costs, deepest first (looked up once)."""
             if index not in shallower:
-                shallower[index] = self._shallower(pool.items[index], variants)
+                shallower[index] = self._shallower(items[index], variants)
             return shallower[index]
 
         while heap:
@@ -216,13 +299,15 @@ class Packer:
                 dropped[index] = f"budget: no room left ({max(remaining, 0)} tokens)"
                 continue
             # Rule out what cannot fit at any depth before spending similarity work on it.
-            full = self._cost(pool.items[index].fragment)
+            full = costs.get(index)
+            if full is None:
+                full = costs[index] = self._cost(items[index].fragment)
             if full > remaining and all(f.tokens > remaining for f in fallbacks(index)):
                 dropped[index] = f"budget: needs {full} tokens, {remaining} left"
                 continue
             if seen < len(chosen):
                 # The hot loop of packing: Jaccard on bitsets, inlined.
-                bits, size = pool.bitset(index)
+                bits, size = words.of(items[index].fragment)
                 best, best_other = max_similarity[index], most_similar.get(index, -1)
                 for other, other_bits, other_size in chosen_bits[seen:]:
                     shared = (bits & other_bits).bit_count()
@@ -239,10 +324,10 @@ class Packer:
                 heapq.heappush(heap, (-value, fragment_id, index, len(chosen), fallback))
                 continue
             if max_similarity[index] >= policy.duplicate_threshold:
-                twin = pool.items[most_similar[index]].fragment.id
+                twin = items[most_similar[index]].fragment.id
                 dropped[index] = f"duplicate of {twin} (similarity {max_similarity[index]:.2f})"
                 continue
-            item = pool.items[index]
+            item = items[index]
             if fallback is None and full <= remaining:
                 fallback = Selected(item, item.fragment, full)
             elif fallback is None:
@@ -255,7 +340,7 @@ class Packer:
                 heapq.heappush(heap, (-value, fragment_id, index, len(chosen), fallback))
                 continue
             chosen.append((index, fallback))
-            chosen_bits.append((index, *pool.bitset(index)))
+            chosen_bits.append((index, *words.of(item.fragment)))
             remaining -= fallback.tokens
         return chosen
 
@@ -281,8 +366,9 @@ class Packer:
     ) -> tuple[Rendered, int]:
         """Render, count exactly, and drop from the end until the output fits."""
         while True:
-            rendered = self._renderer.render([s.fragment for _, s in chosen], request)
-            tokens = self._tokenizer.count(rendered.counted)
+            fragments = [selected.fragment for _, selected in chosen]
+            rendered = self._renderer.render(fragments, request)
+            tokens = self._output_tokens(fragments, rendered, request)
             if tokens <= request.budget:
                 return rendered, tokens
             if not chosen:

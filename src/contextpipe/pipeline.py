@@ -9,6 +9,7 @@ print(context.text)
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -30,12 +31,12 @@ from .models import (
     ContextFragment,
     ContextRequest,
     DroppedFragment,
-    ResultFragment,
     StrategyReport,
     StrategyStatus,
     dropped_fragments,
+    result_fragments,
 )
-from .packing import BlockTokenCache, Packed, Packer, PackingPolicy
+from .packing import Packed, Packer, PackingCache, PackingPolicy
 from .registry import PluginInfo, RegisteredStrategy, StrategyRegistry
 from .rendering import Renderer, renderer_for
 from .store.embedded import EmbeddedStore
@@ -54,7 +55,10 @@ class Pipeline:
         self.registry = registry
         self._allocator = BudgetAllocator()
         self._executor = StrategyExecutor()
-        self._block_tokens = BlockTokenCache()
+        self._packing_cache = PackingCache()
+        # One event loop per calling thread, reused: setting one up and tearing it down
+        # costs a good part of a millisecond, as much as fusing hundreds of candidates.
+        self._loops: dict[int, asyncio.AbstractEventLoop] = {}
 
     @classmethod
     def open(
@@ -156,11 +160,10 @@ class Pipeline:
         """Assemble context for a request (or a query with `budget=`, `output=`, ...)."""
         # Not asyncio.run: on Python 3.11/3.12 its teardown formats the whole result as a
         # string (restoring the SIGINT handler), which costs more than the packing itself.
-        loop = asyncio.new_event_loop()
-        try:
-            return loop.run_until_complete(self.aassemble(request_or_query, **fields))
-        finally:
-            loop.close()
+        loop = self._loops.get(threading.get_ident())
+        if loop is None or loop.is_closed():
+            loop = self._loops[threading.get_ident()] = asyncio.new_event_loop()
+        return loop.run_until_complete(self.aassemble(request_or_query, **fields))
 
     async def aassemble(
         self, request_or_query: ContextRequest | str, **fields: Any
@@ -172,8 +175,9 @@ class Pipeline:
         renderer = renderer_for(request.output)
         backends = self._backends()
         timings: dict[str, float] = {}
+        packer = self._packer(renderer, tokenizer)
 
-        plans, skipped = self._plan(request, backends, tokenizer, renderer)
+        plans, skipped = self._plan(request, backends, packer.frame_tokens(request))
         mark = time.perf_counter()
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
         outcomes = await self._executor.run(plans, request, backends, deadline)
@@ -197,22 +201,6 @@ class Pipeline:
         timings["fusion"] = _ms(mark)
 
         mark = time.perf_counter()
-        packing = self.settings.packing
-        packer = Packer(
-            renderer,
-            tokenizer,
-            PackingPolicy(
-                mmr_lambda=packing.mmr_lambda,
-                duplicate_threshold=packing.duplicate_threshold,
-                min_score=packing.min_score,
-                depth_values={
-                    9: 1.0,
-                    4: packing.depth_value_skeleton,
-                    0: packing.depth_value_listing,
-                },
-            ),
-            self._block_tokens,
-        )
         fragments = backends.fragments
         packed = packer.pack(fused, request, fragments.variants if fragments else _no_variants)
         timings["packing"] = _ms(mark)
@@ -226,13 +214,13 @@ class Pipeline:
             output=request.output,
             text=packed.rendered.text,
             messages=packed.rendered.messages,
-            fragments=tuple(
-                ResultFragment.model_construct(  # fields of an already validated fragment
-                    **dict(s.fragment),
-                    score=round(s.item.score, 6),
-                    provenance=s.item.provenance,
-                )
-                for s in packed.selected
+            fragments=result_fragments(
+                {
+                    **vars(selected.fragment),
+                    "score": round(selected.item.score, 6),
+                    "provenance": selected.item.provenance,
+                }
+                for selected in packed.selected
             ),
             strategies=reports,
             dropped=_with_cut(packed, fused, outcomes),
@@ -262,6 +250,16 @@ class Pipeline:
         )
         return context
 
+    def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
+        packing = self.settings.packing
+        policy = PackingPolicy(
+            mmr_lambda=packing.mmr_lambda,
+            duplicate_threshold=packing.duplicate_threshold,
+            min_score=packing.min_score,
+            depth_values={9: 1.0, 4: packing.depth_value_skeleton, 0: packing.depth_value_listing},
+        )
+        return Packer(renderer, tokenizer, policy, self._packing_cache)
+
     def _backends(self) -> Backends:
         if not self.store.exists():
             return Backends()
@@ -279,8 +277,7 @@ class Pipeline:
         self,
         request: ContextRequest,
         backends: Backends,
-        tokenizer: Tokenizer,
-        renderer: Renderer,
+        frame_tokens: int,
     ) -> tuple[list[PlannedRun], list[StrategyReport]]:
         """Which strategies run, with what allocation; reports for those that do not."""
         wanted = request.strategies
@@ -340,8 +337,7 @@ class Pipeline:
                 continue
             candidates.append((registered, confidence))
 
-        frame = tokenizer.count(renderer.render([], request).counted)
-        usable = max(0, request.budget - frame)
+        usable = max(0, request.budget - frame_tokens)
         shares = self._allocator.allocate(
             usable,
             [
@@ -370,8 +366,12 @@ class Pipeline:
         return plans, skipped
 
     def close(self) -> None:
-        """Release the store's connections."""
+        """Release the store's connections and the event loops `assemble` kept."""
         self.store.close()
+        for loop in list(self._loops.values()):
+            if not loop.is_running():
+                loop.close()
+        self._loops.clear()
 
 
 def _ms(since: float) -> float:
@@ -392,19 +392,21 @@ def _with_cut(
     extra: list[dict[str, str]] = []
     for outcome in outcomes:
         report = outcome.report
-        for candidate in outcome.cut:
-            fragment = candidate.fragment
-            if fragment.id in seen or fragment.uko_uri in seen:
-                continue
-            seen.add(fragment.id)
-            extra.append(
-                {
-                    "id": fragment.id,
-                    "uko_uri": fragment.uko_uri,
-                    "reason": f"budget: over the allocation of {report.name} "
-                    f"({report.allocated_tokens} tokens); needs {fragment.token_count}",
-                }
-            )
+        reason = (
+            f"budget: over the allocation of {report.name} ({report.allocated_tokens} tokens); "
+            "needs "
+        )
+        # Listed once, and not at all when the same content reached the packer anyway.
+        fragments = {
+            c.fragment.id: c.fragment
+            for c in outcome.cut
+            if c.fragment.id not in seen and c.fragment.uko_uri not in seen
+        }.values()
+        seen.update(f.id for f in fragments)
+        extra += [
+            {"id": f.id, "uko_uri": f.uko_uri, "reason": reason + str(f.token_count)}
+            for f in fragments
+        ]
     return packed.dropped + dropped_fragments(extra)
 
 

@@ -21,6 +21,16 @@ SYSTEM_PROMPT = (
 
 
 @dataclass(frozen=True)
+class Frame:
+    """The counted text around the blocks: for one or more fragments,
+    `render(fragments, request).counted == before + separator.join(blocks) + after`.
+    """
+
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
 class Rendered:
     """Rendered output and the exact text whose tokens count against the budget."""
 
@@ -31,7 +41,7 @@ class Rendered:
     def counted(self) -> str:
         """For chat messages every role and content counts, as `role\\ncontent\\n`."""
         if self.messages:
-            return "".join(f"{m.role}\n{m.content}\n" for m in self.messages)
+            return "".join(_counted_message(m) for m in self.messages)
         return self.text
 
 
@@ -46,6 +56,10 @@ class Renderer(Protocol):
 
     def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
         """The whole output for these fragments, in this order."""
+        ...
+
+    def frame(self, request: ContextRequest) -> Frame:
+        """What `render` puts around the blocks when there is at least one."""
         ...
 
 
@@ -80,6 +94,9 @@ class MarkdownRenderer:
     def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
         return Rendered(self.separator.join(self.block(f) for f in fragments))
 
+    def frame(self, request: ContextRequest) -> Frame:
+        return Frame("", "")
+
 
 class XmlRenderer:
     """`<documents>` holding one `<document source=... lines=...>` per fragment."""
@@ -98,8 +115,12 @@ class XmlRenderer:
     def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
         if not fragments:
             return Rendered("")
+        frame = self.frame(request)
         body = self.separator.join(self.block(f) for f in fragments)
-        return Rendered(f"<documents>\n{body}\n</documents>")
+        return Rendered(frame.before + body + frame.after)
+
+    def frame(self, request: ContextRequest) -> Frame:
+        return Frame("<documents>\n", "\n</documents>")
 
 
 class JsonRenderer:
@@ -121,7 +142,12 @@ class JsonRenderer:
         )
 
     def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
-        return Rendered("[\n" + self.separator.join(self.block(f) for f in fragments) + "\n]")
+        frame = self.frame(request)
+        body = self.separator.join(self.block(f) for f in fragments)
+        return Rendered(frame.before + body + frame.after)
+
+    def frame(self, request: ContextRequest) -> Frame:
+        return Frame("[\n", "\n]")
 
 
 class MessagesRenderer:
@@ -137,9 +163,20 @@ class MessagesRenderer:
     def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
         context = self._markdown.render(fragments, request).text
         system = f"{SYSTEM_PROMPT}\n\n{context}" if context else SYSTEM_PROMPT
-        conversation = request.messages or (ChatMessage(role="user", content=request.query),)
-        messages = (ChatMessage(role="system", content=system), *conversation)
+        messages = (ChatMessage(role="system", content=system), *_conversation(request))
         return Rendered(system, messages)
+
+    def frame(self, request: ContextRequest) -> Frame:
+        after = "".join(_counted_message(m) for m in _conversation(request))
+        return Frame(f"system\n{SYSTEM_PROMPT}\n\n", "\n" + after)
+
+
+def _conversation(request: ContextRequest) -> tuple[ChatMessage, ...]:
+    return request.messages or (ChatMessage(role="user", content=request.query),)
+
+
+def _counted_message(message: ChatMessage) -> str:
+    return f"{message.role}\n{message.content}\n"
 
 
 def renderer_for(output: OutputFormat) -> Renderer:

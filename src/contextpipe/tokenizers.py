@@ -26,6 +26,14 @@ class Tokenizer(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def additive_at_line_starts(self) -> bool:
+        """Whether `count(a + b) == count(a) + count(b)` whenever `a` ends with a line break
+        and `b` starts with a character other than whitespace and `/`. It lets the packer
+        count a whole output exactly from the cached counts of its parts.
+        """
+        ...
+
     def count(self, text: str) -> int: ...
 
 
@@ -108,6 +116,15 @@ class TiktokenTokenizer:
     def name(self) -> str:
         return self._name
 
+    @property
+    def additive_at_line_starts(self) -> bool:
+        # BPE merges only within a pre-tokenisation piece, and no alternative of either
+        # pattern can match a line break followed by such a character: the letter pieces
+        # exclude line breaks, punctuation pieces extend over line breaks (and, in o200k,
+        # `/`) only, whitespace pieces over whitespace only. A trailing run of whitespace
+        # ending in a line break is one piece whatever follows it.
+        return True
+
     def count(self, text: str) -> int:
         # Special-token strings in user text are counted as ordinary text, never as controls.
         return len(self._encoding.encode_ordinary(text))
@@ -125,6 +142,10 @@ class ApproximateTokenizer:
     @property
     def name(self) -> str:
         return APPROX
+
+    @property
+    def additive_at_line_starts(self) -> bool:
+        return False  # line breaks count as halves, rounded down over the whole text
 
     def count(self, text: str) -> int:
         total = 0
