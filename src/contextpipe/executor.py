@@ -21,7 +21,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from .backends import Backends
-from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
+from .models import Candidate, ContextFragment, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
 
 
@@ -37,13 +37,13 @@ class PlannedRun:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """A strategy's report, the candidates accepted from it (best first), and those cut
-    because they went beyond its allocation.
+    """A strategy's report, the candidates accepted from it (best first), and the fragments
+    of those cut because they went beyond its allocation.
     """
 
     report: StrategyReport
     candidates: tuple[Candidate, ...]
-    cut: tuple[Candidate, ...] = ()
+    cut: tuple[ContextFragment, ...] = ()
 
 
 class _ContractError(Exception):
@@ -114,14 +114,14 @@ def _run_in_daemon_thread(call: Callable[[], object]) -> asyncio.Future[object]:
     return future
 
 
-def _accept(raw: object, allocation: int) -> tuple[list[Candidate], list[Candidate]]:
+def _accept(raw: object, allocation: int) -> tuple[list[Candidate], list[ContextFragment]]:
     """Validate a strategy's output; split it into what fits its allocation and the rest."""
     if not isinstance(raw, list | tuple):
         raise _ContractError(
             f"retrieve() returned {type(raw).__name__}, expected a list of Candidate"
         )
     kept: list[Candidate] = []
-    cut: list[Candidate] = []
+    cut: list[ContextFragment] = []
     spent: dict[str, int] = {}
     total = 0
     for position, item in enumerate(cast(Sequence[object], raw), start=1):
@@ -133,7 +133,7 @@ def _accept(raw: object, allocation: int) -> tuple[list[Candidate], list[Candida
         if extra <= 0:
             kept.append(candidate)
         elif total + extra > allocation:
-            cut.append(candidate)
+            cut.append(fragment)
         else:
             spent[fragment.uko_uri] = before + extra
             total += extra
@@ -179,7 +179,7 @@ class StrategyExecutor:
             reason: str,
             proposed: int = 0,
             accepted: Sequence[Candidate] = (),
-            cut: Sequence[Candidate] = (),
+            cut: Sequence[ContextFragment] = (),
         ) -> RunOutcome:
             report = StrategyReport(
                 name=strategy.name,

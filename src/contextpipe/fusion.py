@@ -30,8 +30,7 @@ class RankedList:
     candidates: Sequence[Candidate]
 
 
-@dataclass(frozen=True)
-class FusedItem:
+class FusedItem(NamedTuple):
     """Content proposed by one or more strategies, with the fused score."""
 
     fragment: ContextFragment
@@ -82,6 +81,9 @@ def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
     ]
     merged: list[list[_Vote]] = []
     for members in _same_content_groups([vote.fragment for vote in votes]):
+        if len(members) == 1:  # the common case: content only one strategy proposed
+            merged.append([votes[members[0]]])
+            continue
         best_per_strategy: dict[str, _Vote] = {}
         for vote in (votes[i] for i in members):
             current = best_per_strategy.get(vote.strategy)
@@ -124,17 +126,17 @@ def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
 def _same_content_groups(fragments: Sequence[ContextFragment]) -> list[list[int]]:
     """Indices of fragments grouped by the same-content rules, in first-seen order."""
     union = _UnionFind(len(fragments))
-    first_by_key: dict[tuple[str, ...], int] = {}
+    first_by_node: dict[tuple[str, int], int] = {}
+    first_by_hash: dict[str, int] = {}
     spans: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
     for index, fragment in enumerate(fragments):
-        for key in (
-            ("uri", fragment.uko_uri, str(fragment.detail_depth)),
-            ("hash", fragment.content_hash),
-        ):
-            if key in first_by_key:
-                union.union(first_by_key[key], index)
-            else:
-                first_by_key[key] = index
+        node = (fragment.uko_uri, fragment.detail_depth)
+        first = first_by_node.setdefault(node, index)
+        if first != index:
+            union.union(first, index)
+        first = first_by_hash.setdefault(fragment.content_hash, index)
+        if first != index:
+            union.union(first, index)
         spans[(fragment.source.path, fragment.detail_depth)].append(index)
     for members in spans.values():
         members.sort(key=lambda i: (fragments[i].source.start_line, fragments[i].source.end_line))

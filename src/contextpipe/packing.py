@@ -61,13 +61,27 @@ class PackingPolicy:
     depth_values: dict[int, float] = field(default_factory=lambda: {9: 1.0, 4: 0.6, 0: 0.25})
 
 
-@dataclass(frozen=True)
-class Selected:
+class _Unit(NamedTuple):
+    """A fragment's block followed by the renderer's separator."""
+
+    tokens: int
+    #: The block starts with a character that begins a new pre-tokenisation piece after a
+    #: line break (not whitespace, not `/`): see `Tokenizer.additive_at_line_starts`.
+    splits_before: bool
+
+
+class Selected(NamedTuple):
     """An item in the packed context, at the depth chosen for it."""
 
     item: FusedItem
     fragment: ContextFragment
-    tokens: int
+    block: str  # the fragment as rendered
+    unit: _Unit  # the block's cost, with one separator
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the item adds to the output."""
+        return self.unit.tokens
 
 
 @dataclass(frozen=True)
@@ -121,15 +135,6 @@ class WordBits:
         for word in frozenset(_WORDS.findall(text.lower())):
             bits |= 1 << vocabulary.setdefault(word, len(vocabulary))
         return bits, bits.bit_count()
-
-
-class _Unit(NamedTuple):
-    """A fragment's block followed by the renderer's separator."""
-
-    tokens: int
-    #: The block starts with a character that begins a new pre-tokenisation piece after a
-    #: line break (not whitespace, not `/`): see `Tokenizer.additive_at_line_starts`.
-    splits_before: bool
 
 
 class PackingCache:
@@ -199,17 +204,18 @@ class Packer:
             ),
         )
 
-    def _cost(self, fragment: ContextFragment) -> int:
-        """Tokens the fragment adds to the output: its block and one separator."""
-        return self._unit(self._renderer.block(fragment)).tokens
+    def _option(self, item: FusedItem, fragment: ContextFragment) -> Selected:
+        """`item` at the depth of `fragment`, rendered, with its cost."""
+        block = self._renderer.block(fragment)
+        return Selected(item, fragment, block, self._unit(block))
 
     def frame_tokens(self, request: ContextRequest) -> int:
         """Tokens the output costs besides its blocks (wrappers, system prompt, messages)."""
         one = self._count_small(self._renderer.render([_PROBE], request).counted)
-        return max(0, one - self._cost(_PROBE))
+        return max(0, one - self._unit(self._renderer.block(_PROBE)).tokens)
 
     def _output_tokens(
-        self, fragments: Sequence[ContextFragment], rendered: Rendered, request: ContextRequest
+        self, selected: Sequence[Selected], rendered: Rendered, request: ContextRequest
     ) -> int:
         """The exact token count of `rendered`. When the tokenizer is additive at line starts
         (see `Tokenizer`) and every block begins a line, it is the sum of the parts' counts:
@@ -217,8 +223,7 @@ class Packer:
         the frame after. Otherwise the whole output is counted.
         """
         frame = self._renderer.frame(request)
-        blocks = [self._renderer.block(fragment) for fragment in fragments]
-        units = [self._unit(block) for block in blocks]
+        units = [option.unit for option in selected]
         if (
             not units
             or not self._tokenizer.additive_at_line_starts
@@ -227,7 +232,7 @@ class Packer:
             or not all(unit.splits_before for unit in (units if frame.before else units[1:]))
         ):
             return self._tokenizer.count(rendered.counted)
-        last = self._tokenizer.count(blocks[-1] + frame.after)
+        last = self._tokenizer.count(selected[-1].block + frame.after)
         return self._count_small(frame.before) + sum(unit.tokens for unit in units[:-1]) + last
 
     def pack(
@@ -285,7 +290,7 @@ class Packer:
         chosen_bits: list[tuple[int, int, int]] = []  # index, word bitset, word count
         cheapest = 1 + self._separator_tokens
         shallower: dict[int, list[Selected]] = {}
-        costs: dict[int, int] = {}
+        full_depth: dict[int, Selected] = {}
 
         def fallbacks(index: int) -> list[Selected]:
             """The item's shallower depths with their costs, deepest first (looked up once)."""
@@ -299,9 +304,10 @@ class Packer:
                 dropped[index] = f"budget: no room left ({max(remaining, 0)} tokens)"
                 continue
             # Rule out what cannot fit at any depth before spending similarity work on it.
-            full = costs.get(index)
-            if full is None:
-                full = costs[index] = self._cost(items[index].fragment)
+            option = full_depth.get(index)
+            if option is None:
+                option = full_depth[index] = self._option(items[index], items[index].fragment)
+            full = option.tokens
             if full > remaining and all(f.tokens > remaining for f in fallbacks(index)):
                 dropped[index] = f"budget: needs {full} tokens, {remaining} left"
                 continue
@@ -329,7 +335,7 @@ class Packer:
                 continue
             item = items[index]
             if fallback is None and full <= remaining:
-                fallback = Selected(item, item.fragment, full)
+                fallback = option
             elif fallback is None:
                 # Too big in full: a shallower depth competes again, at its lower value.
                 fallback = _deepest_fitting(fallbacks(index), remaining)
@@ -355,7 +361,7 @@ class Packer:
     def _shallower(self, item: FusedItem, variants: VariantLookup) -> list[Selected]:
         """The node's shallower depths worth using, with their costs, deepest first."""
         return [
-            Selected(item, variant, self._cost(variant))
+            self._option(item, variant)
             for variant in variants(item.fragment.uko_uri)
             if variant.detail_depth < item.fragment.detail_depth
             and self._policy.depth_values.get(variant.detail_depth, 0.0) > 0.0
@@ -366,9 +372,9 @@ class Packer:
     ) -> tuple[Rendered, int]:
         """Render, count exactly, and drop from the end until the output fits."""
         while True:
-            fragments = [selected.fragment for _, selected in chosen]
-            rendered = self._renderer.render(fragments, request)
-            tokens = self._output_tokens(fragments, rendered, request)
+            selected = [option for _, option in chosen]
+            rendered = self._renderer.render_blocks([option.block for option in selected], request)
+            tokens = self._output_tokens(selected, rendered, request)
             if tokens <= request.budget:
                 return rendered, tokens
             if not chosen:

@@ -397,15 +397,11 @@ def _with_cut(
             "needs "
         )
         # Listed once, and not at all when the same content reached the packer anyway.
-        fragments = {
-            c.fragment.id: c.fragment
-            for c in outcome.cut
-            if c.fragment.id not in seen and c.fragment.uko_uri not in seen
-        }.values()
-        seen.update(f.id for f in fragments)
+        fragments = {f.id: f for f in outcome.cut if f.id not in seen and f.uko_uri not in seen}
+        seen.update(fragments)
         extra += [
-            {"id": f.id, "uko_uri": f.uko_uri, "reason": reason + str(f.token_count)}
-            for f in fragments
+            {"id": id_, "uko_uri": f.uko_uri, "reason": reason + str(f.token_count)}
+            for id_, f in fragments.items()
         ]
     return packed.dropped + dropped_fragments(extra)
 

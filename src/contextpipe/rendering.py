@@ -8,6 +8,7 @@ included.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -58,9 +59,26 @@ class Renderer(Protocol):
         """The whole output for these fragments, in this order."""
         ...
 
+    def render_blocks(self, blocks: Sequence[str], request: ContextRequest) -> Rendered:
+        """The whole output for fragments already rendered by `block`, in this order."""
+        ...
+
     def frame(self, request: ContextRequest) -> Frame:
         """What `render` puts around the blocks when there is at least one."""
         ...
+
+
+class _BlockRenderer(ABC):
+    """`render` is `render_blocks` over each fragment's `block`."""
+
+    @abstractmethod
+    def block(self, fragment: ContextFragment) -> str: ...
+
+    @abstractmethod
+    def render_blocks(self, blocks: Sequence[str], request: ContextRequest) -> Rendered: ...
+
+    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
+        return self.render_blocks([self.block(f) for f in fragments], request)
 
 
 def _location(fragment: ContextFragment) -> str:
@@ -75,7 +93,7 @@ def _fence(text: str) -> str:
     return fence
 
 
-class MarkdownRenderer:
+class MarkdownRenderer(_BlockRenderer):
     """A heading per fragment with path and lines; code in fenced blocks."""
 
     separator = "\n\n"
@@ -91,14 +109,14 @@ class MarkdownRenderer:
             return f"{header}\n{fence}{language}\n{fragment.text}\n{fence}"
         return f"{header}\n\n{fragment.text}"
 
-    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
-        return Rendered(self.separator.join(self.block(f) for f in fragments))
+    def render_blocks(self, blocks: Sequence[str], request: ContextRequest) -> Rendered:
+        return Rendered(self.separator.join(blocks))
 
     def frame(self, request: ContextRequest) -> Frame:
         return Frame("", "")
 
 
-class XmlRenderer:
+class XmlRenderer(_BlockRenderer):
     """`<documents>` holding one `<document source=... lines=...>` per fragment."""
 
     separator = "\n"
@@ -112,18 +130,17 @@ class XmlRenderer:
         )
         return f"<document {attributes}>\n{escape(fragment.text)}\n</document>"
 
-    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
-        if not fragments:
+    def render_blocks(self, blocks: Sequence[str], request: ContextRequest) -> Rendered:
+        if not blocks:
             return Rendered("")
         frame = self.frame(request)
-        body = self.separator.join(self.block(f) for f in fragments)
-        return Rendered(frame.before + body + frame.after)
+        return Rendered(frame.before + self.separator.join(blocks) + frame.after)
 
     def frame(self, request: ContextRequest) -> Frame:
         return Frame("<documents>\n", "\n</documents>")
 
 
-class JsonRenderer:
+class JsonRenderer(_BlockRenderer):
     """A JSON array, one object per fragment on its own line."""
 
     separator = ",\n"
@@ -141,16 +158,15 @@ class JsonRenderer:
             ensure_ascii=False,
         )
 
-    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
+    def render_blocks(self, blocks: Sequence[str], request: ContextRequest) -> Rendered:
         frame = self.frame(request)
-        body = self.separator.join(self.block(f) for f in fragments)
-        return Rendered(frame.before + body + frame.after)
+        return Rendered(frame.before + self.separator.join(blocks) + frame.after)
 
     def frame(self, request: ContextRequest) -> Frame:
         return Frame("[\n", "\n]")
 
 
-class MessagesRenderer:
+class MessagesRenderer(_BlockRenderer):
     """A system message carrying the context (as markdown), then the user's messages."""
 
     def __init__(self) -> None:
@@ -160,8 +176,8 @@ class MessagesRenderer:
     def block(self, fragment: ContextFragment) -> str:
         return self._markdown.block(fragment)
 
-    def render(self, fragments: Sequence[ContextFragment], request: ContextRequest) -> Rendered:
-        context = self._markdown.render(fragments, request).text
+    def render_blocks(self, blocks: Sequence[str], request: ContextRequest) -> Rendered:
+        context = self._markdown.render_blocks(blocks, request).text
         system = f"{SYSTEM_PROMPT}\n\n{context}" if context else SYSTEM_PROMPT
         messages = (ChatMessage(role="system", content=system), *_conversation(request))
         return Rendered(system, messages)
