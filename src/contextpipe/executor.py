@@ -31,6 +31,7 @@ class PlannedRun:
 
     registered: RegisteredStrategy
     confidence: float
+    weight: float  # the configured or requested weight
     allocated_tokens: int
     deadline_ms: int
 

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from .backends import Backends
 from .budget import AllocationRequest, BudgetAllocator, check_budget
-from .config import LoadedSettings, load_settings
+from .config import LoadedSettings, StrategySettings, load_settings
 from .errors import ConfigError, ContextpipeError
 from .executor import PlannedRun, RunOutcome, StrategyExecutor
 from .fusion import FusedItem, RankedList, fuse
@@ -186,8 +186,7 @@ class Pipeline:
         mark = time.perf_counter()
         # Fusion weight: the configured weight times the strategy's quality prior.
         weights = {
-            plan.registered.strategy.name: self._weight(plan.registered, request)
-            * plan.registered.strategy.quality
+            plan.registered.strategy.name: plan.weight * plan.registered.strategy.quality
             for plan in plans
         }
         fused = fuse(
@@ -266,12 +265,12 @@ class Pipeline:
         self.store.check()
         return Backends(fragments=self.store, text=self.store)
 
-    def _weight(self, registered: RegisteredStrategy, request: ContextRequest) -> float:
-        name = registered.strategy.name
-        weight = self.settings.strategy(name).weight
+    @staticmethod
+    def _weight(name: str, configured: float, request: ContextRequest) -> float:
+        """The configured weight, unless the request sets another."""
         if request.strategies and (override := request.strategies.get(name)) is not None:
-            weight = override.weight if override.weight is not None else weight
-        return weight
+            return override.weight if override.weight is not None else configured
+        return configured
 
     def _plan(
         self,
@@ -290,7 +289,7 @@ class Pipeline:
                 )
         available = backends.available()
         skipped: list[StrategyReport] = []
-        candidates: list[tuple[RegisteredStrategy, float]] = []
+        candidates: list[tuple[RegisteredStrategy, float, StrategySettings, float]] = []
         for registered in self.strategies:
             strategy = registered.strategy
             if wanted and strategy.name not in wanted:
@@ -307,7 +306,8 @@ class Pipeline:
                     )
                 )
 
-            if not self.settings.strategy(strategy.name).enabled:
+            config = self.settings.strategy(strategy.name)
+            if not config.enabled:
                 skip("skipped", "disabled in config")
                 continue
             missing = sorted(strategy.required_backends - available)
@@ -326,7 +326,8 @@ class Pipeline:
             if not 0.0 <= confidence <= 1.0:
                 skip("error", f"can_handle returned {confidence}, expected a value in [0, 1]")
                 continue
-            if confidence == 0.0 or self._weight(registered, request) == 0.0:
+            weight = self._weight(strategy.name, config.weight, request)
+            if confidence == 0.0 or weight == 0.0:
                 skip(
                     "skipped",
                     "can_handle returned 0 for this request"
@@ -335,7 +336,7 @@ class Pipeline:
                     confidence,
                 )
                 continue
-            candidates.append((registered, confidence))
+            candidates.append((registered, confidence, config, weight))
 
         usable = max(0, request.budget - frame_tokens)
         shares = self._allocator.allocate(
@@ -343,13 +344,13 @@ class Pipeline:
             [
                 AllocationRequest(
                     name=registered.strategy.name,
-                    weight=self._weight(registered, request),
+                    weight=weight,
                     quality=registered.strategy.quality,
                     confidence=confidence,
-                    floor_tokens=self.settings.strategy(registered.strategy.name).floor_tokens,
-                    cap_fraction=self.settings.strategy(registered.strategy.name).cap_fraction,
+                    floor_tokens=config.floor_tokens,
+                    cap_fraction=config.cap_fraction,
                 )
-                for registered, confidence in candidates
+                for registered, confidence, config, weight in candidates
             ],
         )
         executor = self.settings.executor
@@ -357,11 +358,11 @@ class Pipeline:
             PlannedRun(
                 registered=registered,
                 confidence=confidence,
+                weight=weight,
                 allocated_tokens=shares[registered.strategy.name],
-                deadline_ms=self.settings.strategy(registered.strategy.name).deadline_ms
-                or executor.strategy_deadline_ms,
+                deadline_ms=config.deadline_ms or executor.strategy_deadline_ms,
             )
-            for registered, confidence in candidates
+            for registered, confidence, config, weight in candidates
         ]
         return plans, skipped
 
