@@ -51,6 +51,10 @@ class _ContractError(Exception):
     """The strategy returned something the contract does not allow."""
 
 
+#: A strategy call to run on a worker; it returns what wakes the caller with its outcome.
+_Job = Callable[[], Callable[[], None]]
+
+
 class _DaemonWorkers:
     """Daemon threads that run plain strategies, reused across requests (starting a thread
     costs more than an instant strategy). A worker stuck in a hung strategy is simply never
@@ -58,13 +62,13 @@ class _DaemonWorkers:
     """
 
     def __init__(self, idle_seconds: float = 60.0) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0  # workers waiting for a job that no submit has claimed yet
         self._idle_seconds = idle_seconds
 
-    def submit(self, job: Callable[[], None]) -> None:
-        """Run `job` on an idle worker, or on a new one."""
+    def submit(self, job: _Job) -> None:
+        """Run `job` on an idle worker, or on a new one; then call what it returns."""
         with self._lock:
             if self._idle:
                 self._idle -= 1
@@ -84,9 +88,12 @@ class _DaemonWorkers:
                         self._idle -= 1
                         return
                 continue
-            job()
+            notify = job()
             with self._lock:
                 self._idle += 1
+            # Waking the waiting loop comes last: its thread then runs without having to
+            # hand the GIL back to this one for the bookkeeping above.
+            notify()
 
 
 _WORKERS = _DaemonWorkers()
@@ -100,16 +107,20 @@ def _run_in_daemon_thread(call: Callable[[], object]) -> asyncio.Future[object]:
         if not future.done():
             setter(value)
 
-    def job() -> None:
+    def job() -> Callable[[], None]:
         try:
             result = call()
         except BaseException as exc:  # delivered to the awaiting side, which reports it
             outcome, setter = exc, future.set_exception
         else:
             outcome, setter = result, future.set_result
-        # RuntimeError: the loop is gone, the request finished without waiting for us.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(deliver, setter, outcome)
+
+        def notify() -> None:
+            # RuntimeError: the loop is gone, the request finished without waiting for us.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(deliver, setter, outcome)
+
+        return notify
 
     _WORKERS.submit(job)
     return future
