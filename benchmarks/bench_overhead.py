@@ -8,9 +8,9 @@ overlapping pool. The candidates are real fragments of the 10k store, so that pa
 depth fallbacks read real variants from SQLite. With a 4000-token budget the executor keeps
 only what fits each strategy's allocation (about 27 of the 500), so fusion and packing inside
 `assemble` see those; `time_fuse_500` and `Pack500` run the same steps directly on all 500,
-and `LargeBudget` runs `assemble` at budgets where most of the 500 are kept. The baseline is
-rendering and counting the tokens of the final output alone, the work no implementation can
-avoid.
+and `LargeBudget` runs `assemble` at budgets where most of the 500 are kept. The baseline,
+a yardstick measured in the same run, is rendering the final output and counting its tokens
+from scratch. (The packer itself counts the output from the cached counts of its blocks.)
 """
 
 from __future__ import annotations
@@ -157,8 +157,9 @@ class OverheadStages:
 
     `wall` is the caller's view of `assemble`; `elapsed` is `AssembledContext.elapsed_ms`
     (inside the event loop); `executor`, `fusion`, `packing` are its `timings_ms`; `other`
-    is elapsed minus those (request, planning and allocation, result models, logging);
-    `outside` is wall minus elapsed (`asyncio.run`). `baseline` renders and counts the
+    is elapsed minus those (request, planning and allocation, result models, dropped list);
+    `outside` is wall minus elapsed (the event loop, the result model, logging). `baseline`
+    renders and counts the
     final output alone; `ratio` is wall / baseline. `kept` is how many of the 500 proposed
     candidates survive the allocation cut, `selected` how many fragments are output.
     """
