@@ -40,12 +40,14 @@ from .tokenizers import Tokenizer
 VariantLookup = Callable[[str], Sequence[ContextFragment]]
 
 _WORDS = re.compile(r"\w+")
-#: Entries each memo of `PackingCache` keeps.
-_MEMO_CAPACITY = 50_000
-#: Blocks whose token counts `PackingCache` keeps (the keys hold the blocks' text).
-_UNITS_CAPACITY = 20_000
-#: Words in one bitset vocabulary before a fresh one starts (bitsets are ints this wide).
-_VOCABULARY_CAP = 1 << 16
+# Sizes of `PackingCache`, chosen to stay within ~30 MB in a long-running process: a
+# request touches tens of fragments, so these cover hundreds of recent requests.
+#: Fragments whose word bitsets are kept (each an int up to `_VOCABULARY_CAP` bits wide).
+_BITSETS_CAPACITY = 10_000
+#: Blocks whose token counts are kept (the keys hold the blocks' text).
+_UNITS_CAPACITY = 10_000
+#: Words in one bitset vocabulary before a fresh one starts.
+_VOCABULARY_CAP = 1 << 14
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -123,7 +125,7 @@ class WordBits:
 
     def __init__(self) -> None:
         self.vocabulary: dict[str, int] = {}
-        self._bits = _BoundedMemo[str, tuple[int, int]](_MEMO_CAPACITY)
+        self._bits = _BoundedMemo[str, tuple[int, int]](_BITSETS_CAPACITY)
 
     def of(self, fragment: ContextFragment) -> tuple[int, int]:
         """The fragment's word bitset and its number of words."""

@@ -26,7 +26,7 @@ from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
 DATABASE_NAME = "index.sqlite3"
 SCHEMA_VERSION = "3"
 #: Nodes whose depth variants a reader thread remembers (see `EmbeddedStore.variants`).
-_VARIANTS_CACHED = 10_000
+_VARIANTS_CACHED = 4_096
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
