@@ -27,3 +27,10 @@ Feature: The same request gives the same output
     When I ask for "how is the budget split?" within 60 tokens
     And I ask the same again
     Then both answers have byte-identical text, messages, fragments and dropped lists
+
+  Scenario: Threads sharing one pipeline get the answers one thread gets alone
+    # A server shares one Pipeline between its worker threads: the caches behind packing
+    # fill concurrently, and nothing may leak from one request into another.
+    Given the sample documentation is indexed
+    When 8 threads share one freshly opened pipeline, each asking every question of the sample list in its own order, in every format
+    Then every answer is byte-identical to the one a single thread gets for the same question and format

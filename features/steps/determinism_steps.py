@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from behave import given, then, when
 from behave.runner import Context
@@ -15,7 +18,7 @@ from testkit import (
     result,
 )
 
-from contextpipe import ContextRequest, Pipeline
+from contextpipe import AssembledContext, ContextRequest, OutputFormat, Pipeline
 
 
 def _request(context: Context) -> ContextRequest:
@@ -62,3 +65,59 @@ def identical(context: Context) -> None:
     assert first.fragments == second.fragments
     assert first.dropped == second.dropped
     assert first.tokens_used == second.tokens_used
+
+
+_QUESTIONS = (
+    "how is the token budget split between strategies?",
+    "what happens to leftovers?",
+    "keyword search strategies",
+    "split_budget weights error",
+    "floors caps leftovers allocator",
+)
+
+
+def _answer(pipeline: Pipeline, question: str, output: OutputFormat) -> AssembledContext:
+    return pipeline.assemble(question, budget=150, output=output)
+
+
+@when(
+    "{count:d} threads share one freshly opened pipeline, each asking every question of the "
+    "sample list in its own order, in every format"
+)
+def threads_share_pipeline(context: Context, count: int) -> None:
+    asks = [(question, output) for question in _QUESTIONS for output in OutputFormat]
+    shared = Pipeline.open(project_dir=context.project, environ={})
+    answers: dict[tuple[str, OutputFormat], list[AssembledContext]] = {ask: [] for ask in asks}
+    start = threading.Barrier(count)
+
+    def ask_all(number: int) -> None:
+        start.wait()  # all at once, so that the caches fill concurrently
+        for question, output in random.Random(number).sample(asks, len(asks)):
+            answers[(question, output)].append(_answer(shared, question, output))
+
+    try:
+        with ThreadPoolExecutor(count) as pool:
+            list(pool.map(ask_all, range(count)))  # re-raises a thread's error
+    finally:
+        shared.close()
+    context.threaded_answers = answers
+
+
+@then(
+    "every answer is byte-identical to the one a single thread gets for the same question "
+    "and format"
+)
+def threaded_answers_identical(context: Context) -> None:
+    alone = Pipeline.open(project_dir=context.project, environ={})
+    try:
+        for (question, output), answers in context.threaded_answers.items():
+            expected = _answer(alone, question, output)
+            assert expected.fragments, f"no context for {question!r}"
+            for answer in answers:
+                assert answer.text == expected.text, (question, output)
+                assert answer.messages == expected.messages, (question, output)
+                assert answer.fragments == expected.fragments, (question, output)
+                assert answer.dropped == expected.dropped, (question, output)
+                assert answer.tokens_used == expected.tokens_used, (question, output)
+    finally:
+        alone.close()

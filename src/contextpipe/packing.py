@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar
@@ -101,20 +102,24 @@ def _deepest_fitting(options: Sequence[Selected], remaining: int) -> Selected | 
 
 
 class _BoundedMemo(Generic[K, V]):
-    """A dict that forgets its oldest entries beyond `capacity`."""
+    """A dict that forgets its oldest entries beyond `capacity`. Safe to share between
+    threads; a value may be computed twice, never stored wrong.
+    """
 
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._values: dict[K, V] = {}
+        self._lock = threading.Lock()
 
     def get(self, key: K, compute: Callable[[], V]) -> V:
         """The remembered value for `key`, computed (and remembered) when missing."""
         value = self._values.get(key)
         if value is None:
-            value = compute()
-            if len(self._values) >= self._capacity:
-                del self._values[next(iter(self._values))]
-            self._values[key] = value
+            value = compute()  # outside the lock: token counting runs without the GIL
+            with self._lock:
+                if len(self._values) >= self._capacity:
+                    del self._values[next(iter(self._values))]
+                self._values[key] = value
         return value
 
 
@@ -126,6 +131,7 @@ class WordBits:
     def __init__(self) -> None:
         self.vocabulary: dict[str, int] = {}
         self._bits = _BoundedMemo[str, tuple[int, int]](_BITSETS_CAPACITY)
+        self._lock = threading.Lock()  # one bit per word, even with threads adding words
 
     def of(self, fragment: ContextFragment) -> tuple[int, int]:
         """The fragment's word bitset and its number of words."""
@@ -134,8 +140,9 @@ class WordBits:
     def _compute(self, text: str) -> tuple[int, int]:
         vocabulary = self.vocabulary
         bits = 0
-        for word in frozenset(_WORDS.findall(text.lower())):
-            bits |= 1 << vocabulary.setdefault(word, len(vocabulary))
+        with self._lock:
+            for word in frozenset(_WORDS.findall(text.lower())):
+                bits |= 1 << vocabulary.setdefault(word, len(vocabulary))
         return bits, bits.bit_count()
 
 
