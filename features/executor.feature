@@ -8,6 +8,7 @@ Feature: Running strategies under deadlines, each in isolation
   Background:
     Given the setting "executor.strategy_deadline_ms" is 200
     And the setting "strategies.laggard.deadline_ms" is 50
+    And the setting "strategies.a-stuck.deadline_ms" is 600
     And the setting "strategies.dormant.enabled" is false
     And a strategy "steady" that proposes:
       | fragment | path      | lines | text                                             |
@@ -27,6 +28,15 @@ Feature: Running strategies under deadlines, each in isolation
     When I ask for "how is the budget split?" within 500 tokens
     Then the report of "stuck" says timeout with a reason mentioning "deadline of 200 ms"
     And the assembly took less than 1.5 seconds
+    And the context holds the fragment "split"
+
+  Scenario: A hung strategy holds up none of the plain strategies planned after it
+    # Plain strategies of one request start on one worker, one after another; whatever
+    # that worker has not started within 2 ms moves to workers of its own.
+    Given a strategy "a-stuck" that hangs for 3 seconds
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "a-stuck" says timeout with a reason mentioning "deadline of 600 ms"
+    And the report of "steady" says ok
     And the context holds the fragment "split"
 
   Scenario: An async strategy that awaits past its deadline times out

@@ -1,8 +1,8 @@
 """StrategyExecutor: run strategies concurrently, each isolated and under its deadline.
 
-Async strategies run on the event loop; plain ones each run in their own daemon thread, so
-a strategy that hangs can be abandoned at its deadline without holding up the request or
-the process's exit. Whatever a strategy does (raise, hang, return the wrong types, exceed
+Async strategies run on the event loop; plain ones on daemon worker threads (see
+`_PlainBatch`), so a strategy that hangs can be abandoned at its deadline without holding
+up the request or the process's exit. Whatever a strategy does (raise, hang, return the wrong types, exceed
 its allocation) becomes a `StrategyReport`; it never fails the request.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import queue
 import threading
@@ -99,31 +100,86 @@ class _DaemonWorkers:
 _WORKERS = _DaemonWorkers()
 
 
-def _run_in_daemon_thread(call: Callable[[], object]) -> asyncio.Future[object]:
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[object] = loop.create_future()
+#: A plain strategy's outcome on its worker: its index, and its error or its return value.
+_Result = tuple[int, BaseException | None, object]
 
-    def deliver(setter: Callable[[Any], None], value: object) -> None:
-        if not future.done():
-            setter(value)
+#: How long one worker runs a request's plain strategies one after another before those it
+#: has not started go to workers of their own.
+_SPREAD_AFTER_S = 0.002
 
-    def job() -> Callable[[], None]:
+
+class _PlainBatch:
+    """A request's plain strategies on daemon workers, with one future each.
+
+    Waking a thread costs more than an instant strategy, and on a busy machine a woken
+    thread may resume on a cold CPU. So one worker runs the calls one after another and
+    wakes the loop once, with every result. If it has not finished after `_SPREAD_AFTER_S`,
+    the loop delivers the results it has and hands the calls it has not started to workers
+    of their own: a slow or hung strategy holds up no other.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, calls: Sequence[Callable[[], object]]):
+        self._loop = loop
+        self._calls = list(calls)
+        self.futures: list[asyncio.Future[object]] = [loop.create_future() for _ in calls]
+        self._lock = threading.Lock()
+        self._next = 0  # the first call no worker has taken
+        self._finished: list[_Result] = []  # results not yet handed to the loop
+        self._timer: asyncio.TimerHandle | None = None
+        if len(self._calls) == 1:
+            _WORKERS.submit(functools.partial(self._alone, 0))
+        elif self._calls:
+            _WORKERS.submit(self._in_turn)
+            self._timer = loop.call_later(_SPREAD_AFTER_S, self._spread)
+
+    def _run(self, index: int) -> _Result:
         try:
-            result = call()
+            return index, None, self._calls[index]()
         except BaseException as exc:  # delivered to the awaiting side, which reports it
-            outcome, setter = exc, future.set_exception
-        else:
-            outcome, setter = result, future.set_result
+            return index, exc, None
 
-        def notify() -> None:
-            # RuntimeError: the loop is gone, the request finished without waiting for us.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(deliver, setter, outcome)
+    def _alone(self, index: int) -> Callable[[], None]:
+        result = self._run(index)
+        return lambda: self._post([result])
 
-        return notify
+    def _in_turn(self) -> Callable[[], None]:
+        while True:
+            with self._lock:
+                if self._next == len(self._calls):
+                    finished, self._finished = self._finished, []
+                    return lambda: self._post(finished)
+                index = self._next
+                self._next += 1
+            result = self._run(index)
+            with self._lock:
+                self._finished.append(result)
 
-    _WORKERS.submit(job)
-    return future
+    def _spread(self) -> None:
+        """On the loop: deliver what is finished, give each waiting call its own worker."""
+        with self._lock:
+            waiting = range(self._next, len(self._calls))
+            self._next = len(self._calls)
+            finished, self._finished = self._finished, []
+        self._deliver(finished)
+        for index in waiting:
+            _WORKERS.submit(functools.partial(self._alone, index))
+
+    def _post(self, results: list[_Result]) -> None:
+        # RuntimeError: the loop is gone, the request finished without waiting for us.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._deliver, results)
+
+    def _deliver(self, results: list[_Result]) -> None:
+        for index, error, value in results:
+            future = self.futures[index]
+            if future.done():  # given up on at its deadline
+                continue
+            if error is None:
+                future.set_result(value)
+            else:
+                future.set_exception(error)
+        if self._timer is not None and all(future.done() for future in self.futures):
+            self._timer.cancel()
 
 
 def _accept(raw: object, allocation: int) -> tuple[list[Candidate], list[ContextFragment]]:
@@ -162,6 +218,10 @@ def _validated(item: object, position: int) -> Candidate:
         raise _ContractError(f"malformed candidate #{position}: {where}: {first['msg']}") from None
 
 
+def _is_async(plan: PlannedRun) -> bool:
+    return inspect.iscoroutinefunction(plan.registered.strategy.retrieve)
+
+
 class StrategyExecutor:
     """Runs planned strategies concurrently under per-strategy and global deadlines."""
 
@@ -173,15 +233,35 @@ class StrategyExecutor:
         global_deadline_ms: int,
     ) -> list[RunOutcome]:
         """One outcome per plan, in plan order."""
-        return list(
-            await asyncio.gather(
-                *(self._run_one(plan, request, backends, global_deadline_ms) for plan in plans)
+
+        def call(plan: PlannedRun) -> Callable[[], object]:
+            strategy = plan.registered.strategy
+            return lambda: strategy.retrieve(request, backends, plan.allocated_tokens)
+
+        plain = [plan for plan in plans if not _is_async(plan)]
+        batch = _PlainBatch(asyncio.get_running_loop(), [call(plan) for plan in plain])
+        arriving = iter(batch.futures)
+        runs = [
+            self._run_one(
+                plan,
+                request,
+                backends,
+                global_deadline_ms,
+                None if _is_async(plan) else next(arriving),
             )
-        )
+            for plan in plans
+        ]
+        return list(await asyncio.gather(*runs))
 
     async def _run_one(
-        self, plan: PlannedRun, request: ContextRequest, backends: Backends, global_deadline_ms: int
+        self,
+        plan: PlannedRun,
+        request: ContextRequest,
+        backends: Backends,
+        global_deadline_ms: int,
+        plain_result: asyncio.Future[object] | None,
     ) -> RunOutcome:
+        """`plain_result` is where a plain strategy's result arrives; None for async ones."""
         strategy = plan.registered.strategy
         deadline_ms = min(plan.deadline_ms, global_deadline_ms)
         started = time.perf_counter()
@@ -205,16 +285,13 @@ class StrategyExecutor:
             )
             return RunOutcome(report, tuple(accepted), tuple(cut))
 
-        def call() -> object:
-            return strategy.retrieve(request, backends, plan.allocated_tokens)
-
         try:
-            if inspect.iscoroutinefunction(strategy.retrieve):
+            if plain_result is None:
                 pending: asyncio.Future[object] = asyncio.ensure_future(
                     cast(Any, strategy.retrieve(request, backends, plan.allocated_tokens))
                 )
             else:
-                pending = _run_in_daemon_thread(call)
+                pending = plain_result
             raw = await asyncio.wait_for(pending, timeout=deadline_ms / 1000)
             if inspect.isawaitable(raw):
                 raise _ContractError("retrieve() returned an awaitable from a plain method")
