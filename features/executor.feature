@@ -46,6 +46,13 @@ Feature: Running strategies under deadlines, each in isolation
     And the assembly took less than 1.5 seconds
     And the context holds the fragment "caps"
 
+  Scenario: An async strategy that ignores its cancellation is abandoned at its deadline
+    Given an async strategy "stubborn" that awaits 3 seconds before answering, even when it is cancelled
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "stubborn" says timeout with a reason mentioning "deadline of 200 ms"
+    And the assembly took less than 1.5 seconds
+    And the context holds the fragment "caps"
+
   Scenario: The request's own deadline is shorter than the strategy's
     Given a strategy "stuck" that hangs for 3 seconds
     When I ask for "how is the budget split?" within 500 tokens with a deadline of 100 ms

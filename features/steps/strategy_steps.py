@@ -91,6 +91,14 @@ def async_strategy_waiting(context: Context, name: str, seconds: float) -> None:
     _add(context, SlowAsyncStrategy(name, seconds))
 
 
+@given(
+    'an async strategy "{name}" that awaits {seconds:g} seconds before answering, '
+    "even when it is cancelled"
+)
+def async_strategy_stubborn(context: Context, name: str, seconds: float) -> None:
+    _add(context, SlowAsyncStrategy(name, seconds, stubborn=True))
+
+
 _MALFORMED: dict[str, object] = {
     "a list of strings": ["budget.md", "allocator.py"],
     "a list of dictionaries missing the fragment": [{"score": 1.0, "reason": "trust me"}],

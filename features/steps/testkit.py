@@ -294,10 +294,13 @@ class ScriptedStrategy:
 
 @dataclass
 class SlowAsyncStrategy:
-    """An `async` strategy that awaits `seconds` before answering with nothing."""
+    """An `async` strategy that awaits `seconds` before answering with nothing; a stubborn
+    one goes on waiting when it is cancelled.
+    """
 
     name: str
     seconds: float
+    stubborn: bool = False
     quality: float = 1.0
     required_backends: frozenset[str] = field(default_factory=frozenset[str])
 
@@ -307,7 +310,13 @@ class SlowAsyncStrategy:
     async def retrieve(
         self, request: ContextRequest, backends: Backends, budget: int
     ) -> list[Candidate]:
-        await asyncio.sleep(self.seconds)
+        started = time.monotonic()
+        try:
+            await asyncio.sleep(self.seconds)
+        except asyncio.CancelledError:
+            if not self.stubborn:
+                raise
+            await asyncio.sleep(max(0.0, self.seconds - (time.monotonic() - started)))
         return []
 
     def explain(self) -> str:

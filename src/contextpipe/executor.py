@@ -2,8 +2,9 @@
 
 Async strategies run on the event loop; plain ones on daemon worker threads (see
 `_PlainBatch`), so a strategy that hangs can be abandoned at its deadline without holding
-up the request or the process's exit. Whatever a strategy does (raise, hang, return the wrong types, exceed
-its allocation) becomes a `StrategyReport`; it never fails the request.
+up the request or the process's exit. Whatever a strategy does (raise, hang, ignore its
+cancellation, return the wrong types, exceed its allocation) becomes a `StrategyReport`;
+it never fails the request.
 """
 
 from __future__ import annotations
@@ -218,6 +219,24 @@ def _validated(item: object, position: int) -> Candidate:
         raise _ContractError(f"malformed candidate #{position}: {where}: {first['msg']}") from None
 
 
+async def _within(pending: asyncio.Future[object], seconds: float) -> object:
+    """The strategy's result, or TimeoutError after `seconds`. Unlike `asyncio.wait_for`,
+    this does not wait for the cancelled strategy to stop: one that ignores its
+    cancellation is abandoned, as a hung plain strategy is.
+    """
+    done, _ = await asyncio.wait((pending,), timeout=seconds)
+    if not done:
+        pending.cancel()
+        pending.add_done_callback(_discard_outcome)
+        raise TimeoutError
+    return pending.result()
+
+
+def _discard_outcome(future: asyncio.Future[object]) -> None:
+    if not future.cancelled():
+        future.exception()  # retrieved, so that asyncio does not report it as lost
+
+
 def _is_async(plan: PlannedRun) -> bool:
     return inspect.iscoroutinefunction(plan.registered.strategy.retrieve)
 
@@ -292,7 +311,7 @@ class StrategyExecutor:
                 )
             else:
                 pending = plain_result
-            raw = await asyncio.wait_for(pending, timeout=deadline_ms / 1000)
+            raw = await _within(pending, deadline_ms / 1000)
             if inspect.isawaitable(raw):
                 raise _ContractError("retrieve() returned an awaitable from a plain method")
             accepted, cut = _accept(raw, plan.allocated_tokens)
