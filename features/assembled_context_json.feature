@@ -32,6 +32,11 @@ Feature: The assembled context as JSON
     And every entry of "dropped" has the fields "id, uko_uri, reason"
     And the JSON report of "simple-keyword" has status "ok"
 
+  Scenario: A client reading the JSON back gets the same context, dropped list included
+    When I ask for "how is the token budget split between strategies?" within 60 tokens as json
+    And I read the JSON back into an AssembledContext
+    Then it equals the assembled context, with the same dropped entries in the same order
+
   Scenario: The JSON schema describes the fields of the JSON output
     When I generate the JSON schema of the assembled context
     Then the schema describes these fields:

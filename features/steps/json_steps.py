@@ -9,7 +9,7 @@ from behave import then, when
 from behave.runner import Context
 from testkit import result
 
-from contextpipe import get_tokenizer
+from contextpipe import AssembledContext, get_tokenizer
 from contextpipe.models import json_schema
 
 
@@ -35,6 +35,21 @@ def _entries(document: Any, path: str) -> list[dict[str, Any]]:
 @when("I read the assembled context as JSON")
 def read_json(context: Context) -> None:
     context.json = json.loads(result(context).to_json())
+
+
+@when("I read the JSON back into an AssembledContext")
+def read_back(context: Context) -> None:
+    context.read_back = AssembledContext.model_validate_json(result(context).to_json())
+
+
+@then("it equals the assembled context, with the same dropped entries in the same order")
+def read_back_equal(context: Context) -> None:
+    original, back = result(context), context.read_back
+    assert original.dropped, "nothing was dropped: the scenario needs a smaller budget"
+    assert back == original
+    assert list(back.dropped) == list(original.dropped)
+    assert [entry.reason for entry in back.dropped] == [d.reason for d in original.dropped]
+    assert back.to_json() == original.to_json()
 
 
 @when("I generate the JSON schema of the assembled context")

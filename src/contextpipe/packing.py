@@ -31,9 +31,8 @@ from .fusion import FusedItem
 from .models import (
     ContextFragment,
     ContextRequest,
-    DroppedFragment,
+    DroppedList,
     SourceRef,
-    dropped_fragments,
 )
 from .rendering import Rendered, Renderer
 from .tokenizers import Tokenizer
@@ -92,7 +91,7 @@ class Packed:
     """What the packer chose, what it left out, and the rendered output."""
 
     selected: tuple[Selected, ...]
-    dropped: tuple[DroppedFragment, ...]
+    dropped: DroppedList
     rendered: Rendered
     tokens_used: int
 
@@ -268,8 +267,8 @@ class Packer:
         rendered, tokens_used = self._fit(chosen, request, dropped)
         return Packed(
             selected=tuple(selected for _, selected in chosen),
-            dropped=dropped_fragments(
-                {"id": items[i].fragment.id, "uko_uri": items[i].fragment.uko_uri, "reason": reason}
+            dropped=DroppedList(
+                (items[i].fragment.id, items[i].fragment.uko_uri, reason)
                 for i, reason in sorted(dropped.items())
             ),
             rendered=rendered,

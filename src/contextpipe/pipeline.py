@@ -30,10 +30,10 @@ from .models import (
     AssembledContext,
     ContextFragment,
     ContextRequest,
-    DroppedFragment,
+    DroppedList,
+    DroppedRow,
     StrategyReport,
     StrategyStatus,
-    dropped_fragments,
     result_fragments,
 )
 from .packing import Packed, Packer, PackingCache, PackingPolicy
@@ -385,12 +385,12 @@ def _no_variants(uko_uri: str) -> Sequence[ContextFragment]:
 
 def _with_cut(
     packed: Packed, fused: Sequence[FusedItem], outcomes: Sequence[RunOutcome]
-) -> tuple[DroppedFragment, ...]:
+) -> DroppedList:
     """The packer's dropped list plus candidates cut at their strategy's allocation, unless
     the same content reached the packer through another strategy.
     """
     seen = {item.fragment.id for item in fused} | {item.fragment.uko_uri for item in fused}
-    extra: list[dict[str, str]] = []
+    extra: list[DroppedRow] = []
     for outcome in outcomes:
         report = outcome.report
         reason = (
@@ -400,11 +400,8 @@ def _with_cut(
         # Listed once, and not at all when the same content reached the packer anyway.
         fragments = {f.id: f for f in outcome.cut if f.id not in seen and f.uko_uri not in seen}
         seen.update(fragments)
-        extra += [
-            {"id": id_, "uko_uri": f.uko_uri, "reason": reason + str(f.token_count)}
-            for id_, f in fragments.items()
-        ]
-    return packed.dropped + dropped_fragments(extra)
+        extra += [(id_, f.uko_uri, reason + str(f.token_count)) for id_, f in fragments.items()]
+    return packed.dropped + DroppedList(extra)
 
 
 def _final_reports(reports: Sequence[StrategyReport], packed: Packed) -> tuple[StrategyReport, ...]:
