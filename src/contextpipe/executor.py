@@ -166,6 +166,8 @@ class _PlainBatch:
             _WORKERS.submit(functools.partial(self._alone, index))
 
     def _post(self, results: list[_Result]) -> None:
+        if not results:  # the loop took them all when it spread the calls out
+            return
         # RuntimeError: the loop is gone, the request finished without waiting for us.
         with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(self._deliver, results)
