@@ -49,13 +49,7 @@ def open_overhead_env(
     register_instant(pipeline, lists)
     request = pipeline.request(QUERIES[0], budget=budget)
     context = pipeline.assemble(request)  # warm: tokenizer, threads, SQLite pages
-    packing = pipeline.settings.packing
-    policy = PackingPolicy(
-        mmr_lambda=packing.mmr_lambda,
-        duplicate_threshold=packing.duplicate_threshold,
-        min_score=packing.min_score,
-        depth_values={9: 1.0, 4: packing.depth_value_skeleton, 0: packing.depth_value_listing},
-    )
+    policy = PackingPolicy.from_settings(pipeline.settings.packing)
     ranked = [
         RankedList(f"instant-{i}", "bench", 1.0, candidates) for i, candidates in enumerate(lists)
     ]

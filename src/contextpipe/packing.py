@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar
 
+from .config import PackingSettings
 from .errors import BudgetError
 from .fusion import FusedItem
 from .models import (
@@ -61,6 +62,16 @@ class PackingPolicy:
     duplicate_threshold: float = 0.85
     min_score: float = 0.0
     depth_values: dict[int, float] = field(default_factory=lambda: {9: 1.0, 4: 0.6, 0: 0.25})
+
+    @classmethod
+    def from_settings(cls, packing: PackingSettings) -> PackingPolicy:
+        """The policy `[packing]` in config.toml describes."""
+        return cls(
+            mmr_lambda=packing.mmr_lambda,
+            duplicate_threshold=packing.duplicate_threshold,
+            min_score=packing.min_score,
+            depth_values={9: 1.0, 4: packing.depth_value_skeleton, 0: packing.depth_value_listing},
+        )
 
 
 class _Unit(NamedTuple):

@@ -250,13 +250,7 @@ class Pipeline:
         return context
 
     def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
-        packing = self.settings.packing
-        policy = PackingPolicy(
-            mmr_lambda=packing.mmr_lambda,
-            duplicate_threshold=packing.duplicate_threshold,
-            min_score=packing.min_score,
-            depth_values={9: 1.0, 4: packing.depth_value_skeleton, 0: packing.depth_value_listing},
-        )
+        policy = PackingPolicy.from_settings(self.settings.packing)
         return Packer(renderer, tokenizer, policy, self._packing_cache)
 
     def _backends(self) -> Backends:
