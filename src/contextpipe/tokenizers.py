@@ -34,6 +34,14 @@ class Tokenizer(Protocol):
         """
         ...
 
+    @property
+    def max_token_chars(self) -> int | None:
+        """The most characters one token can cover, so that a text of `n` characters has at
+        least `n / max_token_chars` tokens; None when there is no such bound. It tells that
+        a text cannot fit a budget without counting it.
+        """
+        ...
+
     def count(self, text: str) -> int: ...
 
 
@@ -105,12 +113,12 @@ class TiktokenTokenizer:
     def __init__(self, name: str) -> None:
         pattern, expected_sha256, special = _ENCODINGS[name]
         self._name = name
+        ranks = _load_ranks(name, expected_sha256)
         self._encoding = tiktoken.Encoding(
-            name=name,
-            pat_str=pattern,
-            mergeable_ranks=_load_ranks(name, expected_sha256),
-            special_tokens=special,
+            name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special
         )
+        # A character is at least one byte, so no token covers more characters than bytes.
+        self._max_token_chars = max(map(len, ranks))
 
     @property
     def name(self) -> str:
@@ -124,6 +132,10 @@ class TiktokenTokenizer:
         # `/`) only, whitespace pieces over whitespace only. A trailing run of whitespace
         # ending in a line break is one piece whatever follows it.
         return True
+
+    @property
+    def max_token_chars(self) -> int | None:
+        return self._max_token_chars
 
     def count(self, text: str) -> int:
         # Special-token strings in user text are counted as ordinary text, never as controls.
@@ -146,6 +158,10 @@ class ApproximateTokenizer:
     @property
     def additive_at_line_starts(self) -> bool:
         return False  # line breaks count as halves, rounded down over the whole text
+
+    @property
+    def max_token_chars(self) -> int | None:
+        return None  # whitespace is free
 
     def count(self, text: str) -> int:
         total = 0
