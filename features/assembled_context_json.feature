@@ -66,6 +66,7 @@ Feature: The assembled context as JSON
       | strategies[].allocated_tokens |
       | strategies[].used_tokens      |
       | strategies[].proposed         |
+      | strategies[].rejected         |
       | strategies[].accepted         |
       | strategies[].elapsed_ms       |
       | strategies[].reason           |
@@ -77,3 +78,7 @@ Feature: The assembled context as JSON
     And I read the assembled context as JSON
     And I generate the JSON schema of the assembled context
     Then every field of the JSON output is described by the schema
+
+  Scenario: The schema published in docs/ is the schema of this version
+    When I generate the JSON schema of the assembled context
+    Then it is exactly docs/assembled-context.schema.json

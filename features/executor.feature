@@ -94,12 +94,13 @@ Feature: Running strategies under deadlines, each in isolation
       | a string                                    | returned str, expected a list of Candidate      |
       | None                                        | returned NoneType, expected a list of Candidate |
 
-  Scenario: A strategy that proposes more than its allocation is cut to it
+  Scenario: What a strategy proposes beyond its allocation only fills the room left over
     Given a strategy "greedy" that proposes 6 fragments of about 100 tokens each
     When I ask for "how is the budget split?" within 400 tokens
-    Then the report of "greedy" says ok with a reason mentioning "over its allocation of"
+    Then the report of "greedy" says ok with a reason mentioning "beyond its allocation of"
     And the report of "greedy" shows 6 candidates proposed
-    And the candidates kept from "greedy" fit in its allocation
+    And the context holds the fragment "split"
+    And the context holds the fragment "caps"
     And the context uses at most the budget
 
   Scenario: A strategy whose backend the store lacks is skipped with a reason

@@ -1,7 +1,8 @@
 Feature: Fusing what strategies propose and packing it into the budget
-  Candidates from different strategies that denote the same content are merged and keep
-  the provenance of every strategy that proposed them; their scores are fused by weighted
-  reciprocal-rank fusion (k = 60). The packer then fills the budget: it suppresses
+  Candidates from different strategies with the same text are merged and keep the
+  provenance of every strategy that proposed that text; their scores are fused by weighted
+  reciprocal-rank fusion (k = 60). Different texts of the same place (one node, or
+  overlapping lines of one file) stay apart, and only one of them enters the context. The packer then fills the budget: it suppresses
   near-duplicates, prefers diverse fragments (MMR), falls back to a shorter depth when the
   full text does not fit, says why it left each candidate out, and never emits more tokens
   than the budget.
@@ -35,27 +36,31 @@ Feature: Fusing what strategies propose and packing it into the budget
     When I ask for "budgets" within 1000 tokens
     Then the fragment "x" has the fused score 0.008197
 
-  Scenario: The same node at the same depth is one fragment, with both strategies' provenance
-    Given a strategy "first" that proposes:
-      | fragment | path | lines | text                                   |
-      | x        | x.md | 1-5   | The allocator splits budgets.          |
+  Scenario: Another text for the same node is another fragment; one of them enters, credited only to its own strategy
+    Given the setting "strategies.second.weight" is 2.0
+    And a strategy "first" that proposes:
+      | fragment | path | lines | text                                    |
+      | x        | x.md | 1-5   | The allocator splits budgets.           |
     And a strategy "second" that proposes:
-      | fragment | path | lines | text                                   |
+      | fragment | path | lines | text                                    |
       | x        | x.md | 1-5   | The allocator splits budgets by weight. |
     When I ask for "budgets" within 1000 tokens
     Then the context holds 1 fragment
-    And the fragment "x" was proposed by "first" at rank 1 and by "second" at rank 1
+    And the context holds "uko://doc/x.md#x" as "The allocator splits budgets by weight.", credited only to "second"
+    And a candidate of the node of "x" is listed in dropped with a reason mentioning "same node as"
 
-  Scenario: Overlapping lines of one file are one fragment, with both strategies' provenance
-    Given a strategy "first" that proposes:
-      | fragment | path      | lines | text                                        |
-      | section  | budget.md | 1-10  | The allocator splits budgets between strategies. |
+  Scenario: Overlapping lines of one file enter the context once, each credited only to its own strategy
+    Given the setting "strategies.first.weight" is 2.0
+    And a strategy "first" that proposes:
+      | fragment | path      | lines | text                                              |
+      | section  | budget.md | 1-10  | The allocator splits budgets between strategies.  |
     And a strategy "second" that proposes:
       | fragment | path      | lines | text                                   |
       | middle   | budget.md | 5-15  | Floors and caps bound every share.     |
     When I ask for "budgets" within 1000 tokens
     Then the context holds 1 fragment
-    And the fragment "section" was proposed by "first" at rank 1 and by "second" at rank 1
+    And the context holds "uko://doc/budget.md#section" as "The allocator splits budgets between strategies.", credited only to "first"
+    And the fragment "middle" is dropped with a reason mentioning "overlaps lines 1-10 of budget.md"
 
   Scenario: Adjacent lines of one file are different fragments
     Given a strategy "first" that proposes:

@@ -4,12 +4,13 @@
 from contextpipe import cli
 from contextpipe.config import TokenizerSettings
 from contextpipe.hookspecs import contextpipe_strategies
-from contextpipe.models import AssembledContext, ContextRequest
+from contextpipe.models import AssembledContext, ContextRequest, StrategyReport
 
 TokenizerSettings._known  # pydantic field validator
 ContextRequest._query_not_blank  # pydantic field validator
 ContextRequest.focus  # request field, read by focus-aware strategies
 AssembledContext.timings_ms  # result field, serialised
+StrategyReport.rejected  # report field, serialised
 contextpipe_strategies  # pluggy hook specification
 cli.init  # click commands
 cli.config_init

@@ -25,18 +25,6 @@ def proposed(context: Context, name: str, count: int) -> None:
     assert strategy_report.proposed == count, strategy_report
 
 
-@then('the candidates kept from "{name}" fit in its allocation')
-def kept_fit(context: Context, name: str) -> None:
-    strategy_report = report(context, name)
-    kept = [
-        fragment
-        for fragment in result(context).fragments
-        if any(vote.strategy == name for vote in fragment.provenance)
-    ]
-    assert kept, f"nothing of {name} was kept"
-    assert sum(f.token_count for f in kept) <= strategy_report.allocated_tokens, strategy_report
-
-
 @given("verbose logging")
 def verbose_logging(context: Context) -> None:
     configure_logging("info")  # what `contextpipe --verbose` does

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, cast
 
 from behave import then, when
@@ -55,6 +56,14 @@ def read_back_equal(context: Context) -> None:
 @when("I generate the JSON schema of the assembled context")
 def generate_schema(context: Context) -> None:
     context.schema = json_schema()
+
+
+@then("it is exactly docs/assembled-context.schema.json")
+def schema_published(context: Context) -> None:
+    published = Path(__file__).resolve().parents[2] / "docs" / "assembled-context.schema.json"
+    assert json.loads(published.read_text(encoding="utf-8")) == context.schema, (
+        "docs/assembled-context.schema.json is stale: run `contextpipe schema` into it"
+    )
 
 
 @then('the JSON has the fields "{fields}"')

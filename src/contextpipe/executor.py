@@ -23,7 +23,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from .backends import Backends
-from .models import Candidate, ContextFragment, ContextRequest, StrategyReport, StrategyStatus
+from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
 
 
@@ -40,13 +40,10 @@ class PlannedRun:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """A strategy's report, the candidates accepted from it (best first), and the fragments
-    of those cut because they went beyond its allocation.
-    """
+    """A strategy's report and its candidates, best first, as it returned them."""
 
     report: StrategyReport
-    candidates: tuple[Candidate, ...]
-    cut: tuple[ContextFragment, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
 
 
 class _ContractError(Exception):
@@ -185,31 +182,16 @@ class _PlainBatch:
             self._timer.cancel()
 
 
-def _accept(raw: object, allocation: int) -> tuple[list[Candidate], list[ContextFragment]]:
-    """Validate a strategy's output; split it into what fits its allocation and the rest."""
+def _candidates(raw: object) -> list[Candidate]:
+    """A strategy's output as candidates; anything else breaks the contract."""
     if not isinstance(raw, list | tuple):
         raise _ContractError(
             f"retrieve() returned {type(raw).__name__}, expected a list of Candidate"
         )
-    kept: list[Candidate] = []
-    cut: list[ContextFragment] = []
-    spent: dict[str, int] = {}
-    total = 0
-    for position, item in enumerate(cast(Sequence[object], raw), start=1):
-        candidate = item if isinstance(item, Candidate) else _validated(item, position)
-        fragment = candidate.fragment
-        # Depth alternatives of one node are counted once, at their largest.
-        before = spent.get(fragment.uko_uri, 0)
-        extra = fragment.token_count - before
-        if extra <= 0:
-            kept.append(candidate)
-        elif total + extra > allocation:
-            cut.append(fragment)
-        else:
-            spent[fragment.uko_uri] = before + extra
-            total += extra
-            kept.append(candidate)
-    return kept, cut
+    return [
+        item if isinstance(item, Candidate) else _validated(item, position)
+        for position, item in enumerate(cast(Sequence[object], raw), start=1)
+    ]
 
 
 def _validated(item: object, position: int) -> Candidate:
@@ -291,8 +273,7 @@ class StrategyExecutor:
             status: StrategyStatus,
             reason: str,
             proposed: int = 0,
-            accepted: Sequence[Candidate] = (),
-            cut: Sequence[ContextFragment] = (),
+            candidates: Sequence[Candidate] = (),
         ) -> RunOutcome:
             report = StrategyReport(
                 name=strategy.name,
@@ -304,7 +285,7 @@ class StrategyExecutor:
                 proposed=proposed,
                 elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
             )
-            return RunOutcome(report, tuple(accepted), tuple(cut))
+            return RunOutcome(report, tuple(candidates))
 
         try:
             if plain_result is None:
@@ -316,17 +297,11 @@ class StrategyExecutor:
             raw = await _within(pending, deadline_ms / 1000)
             if inspect.isawaitable(raw):
                 raise _ContractError("retrieve() returned an awaitable from a plain method")
-            accepted, cut = _accept(raw, plan.allocated_tokens)
-            proposed = len(accepted) + len(cut)
+            candidates = _candidates(raw)
         except TimeoutError:
             return outcome("timeout", f"no answer within its deadline of {deadline_ms} ms")
         except _ContractError as exc:
             return outcome("error", str(exc))
         except Exception as exc:  # a plugin's failure is reported, never raised
             return outcome("error", f"{type(exc).__name__}: {exc}")
-        reason = (
-            f"cut {len(cut)} candidates over its allocation of {plan.allocated_tokens} tokens"
-            if cut
-            else ""
-        )
-        return outcome("ok", reason, proposed, accepted, cut)
+        return outcome("ok", "", len(candidates), candidates)

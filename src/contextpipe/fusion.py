@@ -1,154 +1,104 @@
 """Fusion: recognise the same content proposed by several strategies and fuse their ranks.
 
-Two candidates denote the same content when they have the same URI and depth, overlapping
-line spans of one source at the same depth, or equal content hashes. The fused score is
-weighted reciprocal-rank fusion: the sum over contributing strategies of
-`weight / (k + rank)`, each strategy counted once (its best rank) per item.
+Rules, in order:
+
+1. Identity is the content. Candidates are the same item when their texts are equal
+   (equal content hashes, which acceptance has checked against the texts), wherever they
+   come from. Nothing else merges them: another text for the same node, or other lines
+   overlapping the same lines of a source, is another item, credited only to the
+   strategies that proposed that text. (The packer keeps two items of one node, or two
+   overlapping spans at one depth, from both entering the context.)
+2. Each strategy counts once per item, at its best rank.
+3. The fused score is weighted reciprocal-rank fusion: the sum over the item's strategies
+   of `weight / (k + rank)`.
+4. An item lies beyond the allocations when every vote for it came from beyond its
+   strategy's allocation (see `acceptance`); the packer takes such items last.
+5. Items come best fused score first, ties by fragment id, then content hash.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from pydantic import TypeAdapter
-
-from .models import Candidate, ContextFragment, Provenance
-
-_PROVENANCE = TypeAdapter(list[Provenance])
+from .models import Candidate, ContextFragment
 
 
 @dataclass(frozen=True)
 class RankedList:
-    """One strategy's accepted candidates, best first."""
+    """One strategy's accepted candidates, best first. `ranks` are their ranks in the
+    strategy's own list (default 1, 2, ...); `beyond` the positions of those beyond its
+    allocation.
+    """
 
     strategy: str
     plugin: str
     weight: float
     candidates: Sequence[Candidate]
+    ranks: Sequence[int] = ()
+    beyond: frozenset[int] = field(default_factory=frozenset[int])
 
 
-class FusedItem(NamedTuple):
-    """Content proposed by one or more strategies, with the fused score."""
+class Vote(NamedTuple):
+    """One strategy's proposal of an item: the fields of its `Provenance` entry."""
 
-    fragment: ContextFragment
-    score: float
-    provenance: tuple[Provenance, ...]
-
-
-class _UnionFind:
-    def __init__(self, size: int) -> None:
-        self.parent = list(range(size))
-
-    def find(self, item: int) -> int:
-        while self.parent[item] != item:
-            self.parent[item] = self.parent[self.parent[item]]
-            item = self.parent[item]
-        return item
-
-    def union(self, first: int, second: int) -> None:
-        a, b = self.find(first), self.find(second)
-        if a != b:
-            self.parent[max(a, b)] = min(a, b)
-
-
-class _Vote(NamedTuple):
-    fragment: ContextFragment
     strategy: str
     plugin: str
     rank: int
     score: float
     reason: str
+
+
+class FusedItem(NamedTuple):
+    """Content proposed by one or more strategies, with the fused score and every vote."""
+
+    fragment: ContextFragment
+    score: float
+    provenance: tuple[Vote, ...]
+    beyond: bool = False
+
+
+class _Group(NamedTuple):
+    fragment: ContextFragment
     contribution: float
+    vote: Vote
+    within: bool
 
 
 def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
-    """Merge same-content candidates across lists; best fused score first (ties by id)."""
-    votes = [
-        _Vote(
-            candidate.fragment,
-            ranked.strategy,
-            ranked.plugin,
-            rank,
-            candidate.score,
-            candidate.reason,
-            ranked.weight / (rrf_k + rank),
-        )
-        for ranked in lists
-        for rank, candidate in enumerate(ranked.candidates, start=1)
-    ]
-    merged: list[list[_Vote]] = []
-    for members in _same_content_groups([vote.fragment for vote in votes]):
-        if len(members) == 1:  # the common case: content only one strategy proposed
-            merged.append([votes[members[0]]])
+    """Merge equal content across lists; best fused score first (see the module rules)."""
+    groups: dict[str, dict[str, _Group]] = {}  # content hash -> strategy -> its best vote
+    for ranked in lists:
+        ranks = ranked.ranks or range(1, len(ranked.candidates) + 1)
+        for position, (candidate, rank) in enumerate(zip(ranked.candidates, ranks, strict=True)):
+            fragment = candidate.fragment
+            votes = groups.setdefault(fragment.content_hash, {})
+            best = votes.get(ranked.strategy)
+            if best is not None and best.vote.rank <= rank:
+                continue
+            votes[ranked.strategy] = _Group(
+                fragment,
+                ranked.weight / (rrf_k + rank),
+                Vote(ranked.strategy, ranked.plugin, rank, candidate.score, candidate.reason),
+                position not in ranked.beyond,
+            )
+    items: list[FusedItem] = []
+    for votes in groups.values():
+        if len(votes) == 1:  # the common case: content only one strategy proposed
+            (only,) = votes.values()
+            items.append(FusedItem(only.fragment, only.contribution, (only.vote,), not only.within))
             continue
-        best_per_strategy: dict[str, _Vote] = {}
-        for vote in (votes[i] for i in members):
-            current = best_per_strategy.get(vote.strategy)
-            if current is None or vote.rank < current.rank:
-                best_per_strategy[vote.strategy] = vote
-        merged.append(
-            sorted(
-                best_per_strategy.values(),
-                key=lambda v: (-v.contribution, v.strategy, v.fragment.id),
+        chosen = sorted(
+            votes.values(), key=lambda g: (-g.contribution, g.vote.strategy, g.fragment.id)
+        )
+        items.append(
+            FusedItem(
+                fragment=chosen[0].fragment,
+                score=sum(g.contribution for g in chosen),
+                provenance=tuple(g.vote for g in chosen),
+                beyond=not any(g.within for g in chosen),
             )
         )
-    # One validation call for every provenance entry: far cheaper than one model each.
-    provenance = iter(
-        _PROVENANCE.validate_python(
-            [
-                {
-                    "strategy": v.strategy,
-                    "plugin": v.plugin,
-                    "rank": v.rank,
-                    "score": v.score,
-                    "reason": v.reason,
-                }
-                for chosen in merged
-                for v in chosen
-            ]
-        )
-    )
-    items = [
-        FusedItem(
-            fragment=chosen[0].fragment,
-            score=sum(v.contribution for v in chosen),
-            provenance=tuple(next(provenance) for _ in chosen),
-        )
-        for chosen in merged
-    ]
-    items.sort(key=lambda item: (-item.score, item.fragment.id))
+    items.sort(key=lambda item: (-item.score, item.fragment.id, item.fragment.content_hash))
     return items
-
-
-def _same_content_groups(fragments: Sequence[ContextFragment]) -> list[list[int]]:
-    """Indices of fragments grouped by the same-content rules, in first-seen order."""
-    union = _UnionFind(len(fragments))
-    first_by_node: dict[tuple[str, int], int] = {}
-    first_by_hash: dict[str, int] = {}
-    spans: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
-    for index, fragment in enumerate(fragments):
-        node = (fragment.uko_uri, fragment.detail_depth)
-        first = first_by_node.setdefault(node, index)
-        if first != index:
-            union.union(first, index)
-        first = first_by_hash.setdefault(fragment.content_hash, index)
-        if first != index:
-            union.union(first, index)
-        spans[(fragment.source.path, fragment.detail_depth)].append(index)
-    for members in spans.values():
-        members.sort(key=lambda i: (fragments[i].source.start_line, fragments[i].source.end_line))
-        reach_index = members[0]
-        reach_end = fragments[reach_index].source.end_line
-        for index in members[1:]:
-            source = fragments[index].source
-            if source.start_line <= reach_end:
-                union.union(reach_index, index)
-            if source.end_line > reach_end:
-                reach_index, reach_end = index, source.end_line
-    grouped: dict[int, list[int]] = {}
-    for index in range(len(fragments)):
-        grouped.setdefault(union.find(index), []).append(index)
-    return list(grouped.values())

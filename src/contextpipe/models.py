@@ -181,6 +181,7 @@ class StrategyReport(BaseModel):
     allocated_tokens: int = 0
     used_tokens: int = 0
     proposed: int = 0
+    rejected: int = Field(default=0, description="Candidates that broke the contract.")
     accepted: int = 0
     elapsed_ms: float = 0.0
 

@@ -3,10 +3,17 @@
 Selection is a lazy greedy over maximal marginal relevance (MMR): an item's value is
 `lambda x relevance - (1 - lambda) x max similarity to every item already selected`, and
 since that value only falls as the selection grows, an item is re-scored only when it
-reaches the top of the heap. Each node is taken at most once, at the deepest detail depth
-that still fits (full text, else a skeleton or a one-line listing from the store): the
-greedy approximation of the multiple-choice knapsack over depths. Near-duplicates of a
-selected item are suppressed.
+reaches the top of the heap. Rules, in order:
+
+1. Items within their strategies' allocations are considered before any item beyond them
+   (see `acceptance`): what lies beyond an allocation only fills the room left over.
+2. No node enters twice (at any depth), and no two spans of one source overlap at one
+   depth: a later item that would is dropped, naming what is already in the context.
+3. Each node is taken at the deepest detail depth that still fits (full text, else a
+   skeleton or a one-line listing from the store): the greedy approximation of the
+   multiple-choice knapsack over depths. A text too long to fit is never counted: the
+   tokenizer's `max_token_chars` tells from its length alone.
+4. Near-duplicates of a selected item are suppressed.
 
 Token accounting uses the exact count of each rendered block followed by its separator.
 The whole output is then counted exactly, and items are removed from the end of the
@@ -24,8 +31,9 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, NamedTuple, TypeVar
+from typing import NamedTuple
 
+from ._memo import BoundedMemo
 from .config import PackingSettings
 from .errors import BudgetError
 from .fusion import FusedItem
@@ -49,9 +57,6 @@ _BITSETS_CAPACITY = 10_000
 _UNITS_CAPACITY = 10_000
 #: Words in one bitset vocabulary before a fresh one starts.
 _VOCABULARY_CAP = 1 << 14
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -111,28 +116,6 @@ def _deepest_fitting(options: Sequence[Selected], remaining: int) -> Selected | 
     return next((option for option in options if option.tokens <= remaining), None)
 
 
-class _BoundedMemo(Generic[K, V]):
-    """A dict that forgets its oldest entries beyond `capacity`. Safe to share between
-    threads; a value may be computed twice, never stored wrong.
-    """
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._values: dict[K, V] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: K, compute: Callable[[], V]) -> V:
-        """The remembered value for `key`, computed (and remembered) when missing."""
-        value = self._values.get(key)
-        if value is None:
-            value = compute()  # outside the lock: token counting runs without the GIL
-            with self._lock:
-                if len(self._values) >= self._capacity:
-                    del self._values[next(iter(self._values))]
-                self._values[key] = value
-        return value
-
-
 class WordBits:
     """Word sets as integer bitsets over one growing vocabulary, so a Jaccard index is
     two `&`/`bit_count` operations. Bitsets are only comparable within one vocabulary.
@@ -140,7 +123,7 @@ class WordBits:
 
     def __init__(self) -> None:
         self.vocabulary: dict[str, int] = {}
-        self._bits = _BoundedMemo[str, tuple[int, int]](_BITSETS_CAPACITY)
+        self._bits = BoundedMemo[str, tuple[int, int]](_BITSETS_CAPACITY)
         self._lock = threading.Lock()  # one bit per word, even with threads adding words
 
     def of(self, fragment: ContextFragment) -> tuple[int, int]:
@@ -164,8 +147,8 @@ class PackingCache:
     """
 
     def __init__(self) -> None:
-        self.units = _BoundedMemo[tuple[str, str, str], _Unit](_UNITS_CAPACITY)
-        self.text_tokens = _BoundedMemo[tuple[str, str], int](1024)
+        self.units = BoundedMemo[tuple[str, str, str], _Unit](_UNITS_CAPACITY)
+        self.text_tokens = BoundedMemo[tuple[str, str], int](1024)
         self._word_bits = WordBits()
 
     def word_bits(self) -> WordBits:
@@ -175,6 +158,36 @@ class PackingCache:
         if len(self._word_bits.vocabulary) > _VOCABULARY_CAP:
             self._word_bits = WordBits()
         return self._word_bits
+
+
+class _Taken:
+    """The nodes and line spans already in the context. No node enters twice, at any
+    depth, and no two spans of one source overlap at one depth: fusion keeps different
+    texts of the same place apart, so the packer must not emit both.
+    """
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, str] = {}  # node URI -> the id of its selected fragment
+        self._spans: dict[tuple[str, int], list[tuple[int, int, str]]] = {}
+
+    def clash(self, fragment: ContextFragment) -> str:
+        """Why `fragment` cannot join the context ('' when it can)."""
+        taken = self._nodes.get(fragment.uko_uri)
+        if taken is not None:
+            return f"same node as {taken}, already in the context"
+        source = fragment.source
+        for start, end, other in self._spans.get((source.path, fragment.detail_depth), ()):
+            if source.start_line <= end and start <= source.end_line:
+                where = f"lines {start}-{end} of {source.path}"
+                return f"overlaps {where} ({other}), already in the context"
+        return ""
+
+    def add(self, fragment: ContextFragment) -> None:
+        """Record a selected fragment."""
+        source = fragment.source
+        self._nodes[fragment.uko_uri] = fragment.id
+        spans = self._spans.setdefault((source.path, fragment.detail_depth), [])
+        spans.append((source.start_line, source.end_line, fragment.id))
 
 
 #: A fixed fragment the frame (what the output costs besides its blocks) is measured with,
@@ -298,18 +311,21 @@ class Packer:
         words = self._cache.word_bits()
         top = max(items[i].score for i in eligible) or 1.0
         relevance = {i: items[i].score / top for i in eligible}
-        # Entries: (-value, fragment id, index, selected items seen, fallback or None).
-        heap: list[tuple[float, str, int, int, Selected | None]] = [
-            (-policy.mmr_lambda * relevance[i], items[i].fragment.id, i, 0, None) for i in eligible
+        # Entries: (beyond the allocations, -value, fragment id, index, selected items seen,
+        # fallback or None). Items within an allocation all come out before those beyond.
+        heap: list[tuple[bool, float, str, int, int, Selected | None]] = [
+            (items[i].beyond, -policy.mmr_lambda * relevance[i], items[i].fragment.id, i, 0, None)
+            for i in eligible
         ]
         heapq.heapify(heap)
         max_similarity = dict.fromkeys(eligible, 0.0)
         most_similar: dict[int, int] = {}
         chosen: list[tuple[int, Selected]] = []
         chosen_bits: list[tuple[int, int, int]] = []  # index, word bitset, word count
+        taken = _Taken()
         cheapest = 1 + self._separator_tokens
         shallower: dict[int, list[Selected]] = {}
-        full_depth: dict[int, Selected] = {}
+        full_depth: dict[int, Selected | None] = {}
 
         def fallbacks(index: int) -> list[Selected]:
             """The item's shallower depths with their costs, deepest first (looked up once)."""
@@ -318,17 +334,25 @@ class Packer:
             return shallower[index]
 
         while heap:
-            _, fragment_id, index, seen, fallback = heapq.heappop(heap)
+            beyond, _, fragment_id, index, seen, fallback = heapq.heappop(heap)
             if remaining < cheapest:
                 dropped[index] = f"budget: no room left ({max(remaining, 0)} tokens)"
                 continue
+            if clash := taken.clash(items[index].fragment):
+                dropped[index] = clash
+                continue
             # Rule out what cannot fit at any depth before spending similarity work on it.
-            option = full_depth.get(index)
-            if option is None:
-                option = full_depth[index] = self._option(items[index], items[index].fragment)
-            full = option.tokens
-            if full > remaining and all(f.tokens > remaining for f in fallbacks(index)):
-                dropped[index] = f"budget: needs {full} tokens, {remaining} left"
+            if index not in full_depth:
+                fragment = items[index].fragment
+                full_depth[index] = (
+                    None
+                    if self._too_long(fragment, remaining)
+                    else self._option(items[index], fragment)
+                )
+            option = full_depth[index]
+            fits = option is not None and option.tokens <= remaining
+            if not fits and all(f.tokens > remaining for f in fallbacks(index)):
+                dropped[index] = self._no_fit(option, remaining)
                 continue
             if seen < len(chosen):
                 # The hot loop of packing: Jaccard on bitsets, inlined.
@@ -346,28 +370,45 @@ class Packer:
                 if fallback is not None and fallback.tokens > remaining:
                     fallback = _deepest_fitting(fallbacks(index), remaining)
                 value = self._value(relevance[index], max_similarity[index], fallback)
-                heapq.heappush(heap, (-value, fragment_id, index, len(chosen), fallback))
+                heapq.heappush(heap, (beyond, -value, fragment_id, index, len(chosen), fallback))
                 continue
             if max_similarity[index] >= policy.duplicate_threshold:
                 twin = items[most_similar[index]].fragment.id
                 dropped[index] = f"duplicate of {twin} (similarity {max_similarity[index]:.2f})"
                 continue
             item = items[index]
-            if fallback is None and full <= remaining:
+            if fallback is None and option is not None and fits:
                 fallback = option
             elif fallback is None:
                 # Too big in full: a shallower depth competes again, at its lower value.
                 fallback = _deepest_fitting(fallbacks(index), remaining)
                 if fallback is None:
-                    dropped[index] = f"budget: needs {full} tokens, {remaining} left"
+                    dropped[index] = self._no_fit(option, remaining)
                     continue
                 value = self._value(relevance[index], max_similarity[index], fallback)
-                heapq.heappush(heap, (-value, fragment_id, index, len(chosen), fallback))
+                heapq.heappush(heap, (beyond, -value, fragment_id, index, len(chosen), fallback))
+                continue
+            if clash := taken.clash(fallback.fragment):
+                dropped[index] = clash
                 continue
             chosen.append((index, fallback))
             chosen_bits.append((index, *words.of(item.fragment)))
+            taken.add(fallback.fragment)
             remaining -= fallback.tokens
         return chosen
+
+    def _too_long(self, fragment: ContextFragment, remaining: int) -> bool:
+        """Whether the fragment's text alone surely has more than `remaining` tokens, told
+        from its length, so that a huge text is never counted.
+        """
+        chars_per_token = self._tokenizer.max_token_chars
+        return chars_per_token is not None and len(fragment.text) > remaining * chars_per_token
+
+    @staticmethod
+    def _no_fit(option: Selected | None, remaining: int) -> str:
+        if option is None:
+            return f"budget: needs more than {remaining} tokens, {remaining} left"
+        return f"budget: needs {option.tokens} tokens, {remaining} left"
 
     def _value(self, relevance: float, similarity: float, fallback: Selected | None) -> float:
         """MMR value, scaled by the worth of a shallower depth when the item is a fallback."""

@@ -18,12 +18,13 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 
+from .acceptance import CandidateChecks
 from .backends import Backends
 from .budget import AllocationRequest, BudgetAllocator, check_budget
 from .config import LoadedSettings, StrategySettings, load_settings
 from .errors import ConfigError, ContextpipeError
-from .executor import PlannedRun, RunOutcome, StrategyExecutor
-from .fusion import FusedItem, RankedList, fuse
+from .executor import PlannedRun, StrategyExecutor
+from .fusion import RankedList, fuse
 from .ingest.indexer import IndexProgress, IndexSummary, IngestLimits, index_folder
 from .logs import configure_logging, logger
 from .models import (
@@ -56,6 +57,7 @@ class Pipeline:
         self._allocator = BudgetAllocator()
         self._executor = StrategyExecutor()
         self._packing_cache = PackingCache()
+        self._checks = CandidateChecks()
         # One event loop per calling thread, reused: setting one up and tearing it down
         # costs a good part of a millisecond, as much as fusing hundreds of candidates.
         self._loops: dict[int, asyncio.AbstractEventLoop] = {}
@@ -189,22 +191,41 @@ class Pipeline:
             plan.registered.strategy.name: plan.weight * plan.registered.strategy.quality
             for plan in plans
         }
-        fused = fuse(
-            [
-                RankedList(o.report.name, o.report.plugin, weights[o.report.name], o.candidates)
-                for o in outcomes
-                if o.report.status == "ok"
-            ],
-            self.settings.fusion.rrf_k,
-        )
+        fragments = backends.fragments
+        variants = fragments.variants if fragments else _no_variants
+        finished: list[StrategyReport] = []
+        ranked: list[RankedList] = []
+        left_out: list[DroppedRow] = []
+        for outcome in outcomes:
+            if outcome.report.status != "ok":
+                finished.append(outcome.report)
+                continue
+            report, candidates = outcome.report, outcome.candidates
+            taken = self._checks.accept(report, candidates, tokenizer, request.budget, variants)
+            finished.append(taken.report)
+            left_out += taken.dropped
+            name = taken.report.name
+            ranked.append(
+                RankedList(
+                    name,
+                    taken.report.plugin,
+                    weights[name],
+                    taken.candidates,
+                    taken.ranks,
+                    taken.beyond,
+                )
+            )
+        timings["acceptance"] = _ms(mark)
+
+        mark = time.perf_counter()
+        fused = fuse(ranked, self.settings.fusion.rrf_k)
         timings["fusion"] = _ms(mark)
 
         mark = time.perf_counter()
-        fragments = backends.fragments
-        packed = packer.pack(fused, request, fragments.variants if fragments else _no_variants)
+        packed = packer.pack(fused, request, variants)
         timings["packing"] = _ms(mark)
 
-        reports = _final_reports([o.report for o in outcomes] + skipped, packed)
+        reports = _final_reports(finished + skipped, packed)
         context = AssembledContext(
             query=request.query,
             budget=request.budget,
@@ -217,12 +238,12 @@ class Pipeline:
                 {
                     **vars(selected.fragment),
                     "score": round(selected.item.score, 6),
-                    "provenance": selected.item.provenance,
+                    "provenance": [vote._asdict() for vote in selected.item.provenance],
                 }
                 for selected in packed.selected
             ),
             strategies=reports,
-            dropped=_with_cut(packed, fused, outcomes),
+            dropped=DroppedList(left_out) + packed.dropped,
             elapsed_ms=_ms(started),
             timings_ms=timings,
         )
@@ -375,27 +396,6 @@ def _ms(since: float) -> float:
 
 def _no_variants(uko_uri: str) -> Sequence[ContextFragment]:
     return ()
-
-
-def _with_cut(
-    packed: Packed, fused: Sequence[FusedItem], outcomes: Sequence[RunOutcome]
-) -> DroppedList:
-    """The packer's dropped list plus candidates cut at their strategy's allocation, unless
-    the same content reached the packer through another strategy.
-    """
-    seen = {item.fragment.id for item in fused} | {item.fragment.uko_uri for item in fused}
-    extra: list[DroppedRow] = []
-    for outcome in outcomes:
-        report = outcome.report
-        reason = (
-            f"budget: over the allocation of {report.name} ({report.allocated_tokens} tokens); "
-            "needs "
-        )
-        # Listed once, and not at all when the same content reached the packer anyway.
-        fragments = {f.id: f for f in outcome.cut if f.id not in seen and f.uko_uri not in seen}
-        seen.update(fragments)
-        extra += [(id_, f.uko_uri, reason + str(f.token_count)) for id_, f in fragments.items()]
-    return packed.dropped + DroppedList(extra)
 
 
 def _final_reports(reports: Sequence[StrategyReport], packed: Packed) -> tuple[StrategyReport, ...]:

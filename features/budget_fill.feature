@@ -1,0 +1,85 @@
+Feature: The budget is for using
+  A strategy's allocation decides what is packed first, not what may be packed at all.
+  What lies beyond one strategy's allocation fills the room that the others left; a
+  candidate too big for its allocation is offered at a shallower depth of its node; and
+  every candidate ends either in the context or in dropped[] with a reason.
+
+  Scenario: Candidates beyond one strategy's allocation fill the room another strategy left
+    Given a strategy "sparse" that proposes:
+      | fragment | path    | lines | text                                        |
+      | lone     | lone.md | 1-2   | The only thing sparse knows about budgets.  |
+    And a strategy "greedy" that proposes 24 fragments of about 50 tokens each
+    And what every strategy proposes is recorded
+    When I ask for "budgets" within 1000 tokens
+    Then the report of "greedy" says ok with a reason mentioning "beyond its allocation of"
+    And the context holds the fragment "lone"
+    And the context holds the fragment "greedy-14"
+    And the context uses at least 90 % of the budget
+    And the context uses at most the budget
+    And every candidate proposed is in the context or listed in dropped, once per distinct text
+
+  Scenario: What lies within every allocation is packed before what lies beyond any
+    Given a strategy "left" that proposes 6 fragments of about 100 tokens each
+    And a strategy "right" that proposes 6 fragments of about 100 tokens each
+    When I ask for "budgets" within 450 tokens
+    Then the context holds the fragment "left-0"
+    And the context holds the fragment "right-0"
+    And the context holds the fragment "left-1"
+    And the context holds the fragment "right-1"
+    And the context uses at most the budget
+
+  Scenario: A candidate too big for its strategy's allocation is offered at a shallower depth
+    Given the setting "strategies.rival.weight" is 4.0
+    And a file "docs/packing.md" containing:
+      """
+      # Packing
+
+      The packer fills the budget.
+
+      ## Knapsack
+
+      The packer uses knapsack selection over detail depths, one depth for every node.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      """
+    And the project is indexed
+    And a strategy "rival" that proposes 8 fragments of about 100 tokens each
+    And what every strategy proposes is recorded
+    When I ask for "knapsack" within 500 tokens
+    Then the context holds "uko://doc/docs/packing.md#knapsack" at depth 4 as "## Knapsack\nThe packer uses knapsack selection over detail depths, one depth for every node."
+    And a candidate of "uko://doc/docs/packing.md#knapsack" is listed in dropped with a reason mentioning "left of the allocation of simple-keyword; proposed at depth 4 instead"
+    And every candidate proposed is in the context or listed in dropped, once per distinct text
+
+  Scenario: A class and the methods inside it are all accounted for
+    # The class and its methods cover overlapping lines of one file: whichever enters the
+    # context first, the others are listed in dropped[] as overlapping it, never lost.
+    Given a file "src/session.py" containing:
+      """
+      class Session:
+          '''A session that sends requests and follows redirects.'''
+
+          def send(self, request):
+              '''Send a request and follow its redirects.'''
+              response = self.adapter.send(request)
+              return self.resolve_redirects(response, request)
+
+          def resolve_redirects(self, response, request):
+              '''Follow redirects until a response is not a redirect.'''
+              while response.is_redirect:
+                  request = self.rebuild(response, request)
+                  response = self.adapter.send(request)
+              return response
+
+          def rebuild(self, response, request):
+              '''The request a redirect asks for.'''
+              return request.copy(url=response.headers["location"])
+      """
+    And the project is indexed
+    And what every strategy proposes is recorded
+    When I ask for "where are redirects of a session followed" within 400 tokens
+    Then every candidate proposed is in the context or listed in dropped, once per distinct text
+    And the context uses at most the budget
