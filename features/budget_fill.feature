@@ -54,6 +54,13 @@ Feature: The budget is for using
     And a candidate of "uko://doc/docs/packing.md#knapsack" is listed in dropped with a reason mentioning "left of the allocation of simple-keyword; proposed at depth 4 instead"
     And every candidate proposed is in the context or listed in dropped, once per distinct text
 
+  Scenario: The keyword strategy proposes enough to fill a large budget
+    Given a document "docs/notes.md" with 400 short sections about budgets
+    And the project is indexed
+    When I ask for "budgets" within 8000 tokens
+    Then the context uses at least 90 % of the budget
+    And the report of "simple-keyword" says ok
+
   Scenario: A class and the methods inside it are all accounted for
     # The class and its methods cover overlapping lines of one file: whichever enters the
     # context first, the others are listed in dropped[] as overlapping it, never lost.

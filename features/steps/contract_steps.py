@@ -19,6 +19,7 @@ from testkit import (
     register_strategy,
     report,
     result,
+    write_files,
 )
 
 from contextpipe import (
@@ -159,6 +160,16 @@ def strategy_breaking_contract(context: Context, name: str, how: str) -> None:
     strategy = ScriptedStrategy(name, lambda request, budget: candidates)
     context.strategies[name] = strategy
     register_strategy(context, strategy)
+
+
+@given('a document "{path}" with {count:d} short sections about {topic}')
+def document_of_sections(context: Context, path: str, count: int, topic: str) -> None:
+    sections = [
+        f"## Note {number}\n\nNote {number} says something new about {topic}: "
+        f"{' '.join(f'word{number}x{w}' for w in range(number % 7 + 3))}.\n"
+        for number in range(count)
+    ]
+    write_files(context.project, {path: "# Notes\n\n" + "\n".join(sections)})
 
 
 @then('no fragment in the context holds "{text}"')

@@ -4,6 +4,7 @@ fallback that works on any store with a text backend.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,13 +19,25 @@ from ..strategy import ContextStrategy
 NAME = "simple-keyword"
 
 
+#: Hits asked for first; most requests need no more.
+_FIRST_PAGE = 50
+#: A list holding this many times the allocation is all the pipeline reads (acceptance).
+_REACH = 2
+
+
 class KeywordOptions(BaseModel):
     """`[strategies.simple-keyword.options]`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_results: int = Field(
-        default=40, ge=1, le=1000, description="Most keyword hits proposed per request (1-1000)."
+        default=500,
+        ge=1,
+        le=5000,
+        description=(
+            "Most keyword hits proposed per request (1-5000); fewer when they already hold "
+            "twice the strategy's allocation."
+        ),
     )
 
 
@@ -46,8 +59,17 @@ class SimpleKeywordStrategy:
     ) -> Sequence[Candidate]:
         if backends.text is None:
             return []
-        # Best first; the executor keeps what fits the allocation and lists the rest as dropped.
-        hits = backends.text.search(request.query, self.options.max_results, request.filters)
+        # Best first, enough to hold twice the allocation: what lies beyond it fills the
+        # room other strategies leave, and the packer skips duplicates and overlaps.
+        wanted, most = _REACH * budget, self.options.max_results
+        limit = min(most, _FIRST_PAGE)
+        hits = backends.text.search(request.query, limit, request.filters)
+        tokens = sum(hit.fragment.token_count for hit in hits)
+        if len(hits) == limit < most and tokens < wanted:
+            # Ask once more, for as many hits as the first page suggests are needed.
+            per_hit = max(1.0, tokens / len(hits))
+            limit = min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))
+            hits = backends.text.search(request.query, limit, request.filters)
         return [
             Candidate(
                 fragment=hit.fragment,
@@ -61,7 +83,9 @@ class SimpleKeywordStrategy:
         return (
             "Searches the full-text index (SQLite FTS5, Porter stemming, identifiers split into "
             "words) for the query's words and quoted phrases, ranked by BM25. User text is "
-            "always quoted, never read as search syntax. Options: max_results (default 40)."
+            "always quoted, never read as search syntax. Proposes enough hits to hold twice "
+            "its allocation, so that the budget can be filled. Options: max_results "
+            "(default 500)."
         )
 
 
