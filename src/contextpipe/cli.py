@@ -31,7 +31,7 @@ from .errors import ContextpipeError
 from .graph import graph_stats, load_graph, neighbourhood
 from .ingest.indexer import IndexSummary
 from .logs import configure_logging
-from .models import OutputFormat, RequestFilters, StrategySelection, json_schema
+from .models import AssembledContext, OutputFormat, RequestFilters, StrategySelection, json_schema
 from .pipeline import Pipeline
 from .registry import commented_default_config
 
@@ -279,7 +279,11 @@ def query(
             json.dumps([m.model_dump() for m in context.messages], indent=2, ensure_ascii=False)
         )
     else:
-        click.echo(context.text)
+        if context.fragments:
+            click.echo(context.text)
+        else:
+            why = _why_empty(context, pipeline, bool(paths or kinds))
+            click.echo(f"contextpipe: no context: {why}", err=True)
         failed = [s for s in context.strategies if s.status in ("error", "timeout")]
         for report in failed:
             click.echo(
@@ -290,6 +294,25 @@ def query(
             f"({context.tokenizer}), {len(context.dropped)} dropped",
             err=True,
         )
+
+
+def _why_empty(context: AssembledContext, pipeline: Pipeline, filtered: bool) -> str:
+    """Why an assembly holds no fragment, in one line."""
+    if pipeline.store.count() == 0:
+        return f"the store at {pipeline.store.directory} holds no fragments; index something first"
+    ran = [report for report in context.strategies if report.status == "ok"]
+    if not ran:
+        why = "; ".join(f"{r.name}: {r.status}, {r.reason}" for r in context.strategies)
+        return f"no strategy ran ({why or 'none is installed'})"
+    if context.dropped:
+        first = context.dropped[0]
+        return (
+            f"all {len(context.dropped)} candidates were left out (the first: {first.reason}); "
+            "--format json lists them"
+        )
+    return "no strategy found anything for this query" + (
+        " within the --path and --kind filters" if filtered else ""
+    )
 
 
 @cli.command()
