@@ -164,8 +164,11 @@ def strategy_breaking_contract(context: Context, name: str, how: str) -> None:
 
 @given('a document "{path}" with {count:d} short sections about {topic}')
 def document_of_sections(context: Context, path: str, count: int, topic: str) -> None:
+    # Each section mentions the topic a different number of times, so that each ranks
+    # differently and copies of one section rank together.
     sections = [
-        f"## Note {number}\n\nNote {number} says something new about {topic}: "
+        f"## Note {number}\n\nNote {number} says something new about "
+        f"{' and '.join([topic] * (number % 11 + 1))}: "
         f"{' '.join(f'word{number}x{w}' for w in range(number % 7 + 3))}.\n"
         for number in range(count)
     ]
