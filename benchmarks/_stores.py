@@ -18,7 +18,8 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,22 @@ def cached_project(
     stats = build(root)
     record.write_text(json.dumps(stats, indent=2), encoding="utf-8")
     return root, stats, False
+
+
+@contextmanager
+def work_folder(given: Path | None, prefix: str) -> Iterator[Path]:
+    """`given` (created if missing, kept afterwards), else a temporary folder that is
+    deleted when the block ends.
+    """
+    if given is not None:
+        given.mkdir(parents=True, exist_ok=True)
+        yield given
+        return
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def scratch_folder(prefix: str) -> Path:

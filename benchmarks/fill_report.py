@@ -25,9 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -43,7 +41,7 @@ from ._code_trees import (
 )
 from ._corpus import build_store, latency_queries
 from ._fill import BUDGETS, TARGET, ProposalLog, measure, measure_all, summarise
-from ._stores import Stats, cached_project
+from ._stores import Stats, cached_project, work_folder
 
 STORES = ("corpus", "vendored", "requests-rich")
 
@@ -151,15 +149,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
 
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="contextpipe-fill-"))
-    workdir.mkdir(parents=True, exist_ok=True)
     output = OutputFormat(args.output)
     print(
         f"contextpipe {contextpipe.__version__}, Python {platform.python_version()}, "
         f"{args.output} output; fill = tokens_used / (budget - frame)"
     )
     figures: Stats = {"fill": {}}
-    try:
+    with work_folder(args.workdir, "contextpipe-fill-") as workdir:
         query_sets = {
             "corpus": latency_queries(args.queries),
             "vendored": list(VENDORED_QUESTIONS),
@@ -179,11 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if figures["fill"]:
             print("\nfill per store and budget (counts: means per query)\n")
             print(fill_table(figures["fill"]))
-        if args.json:
-            args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
-    finally:
-        if args.workdir is None:
-            shutil.rmtree(workdir, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
     return 0
 
 

@@ -35,10 +35,8 @@ import json
 import math
 import os
 import platform
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,7 +44,7 @@ from pathlib import Path
 import contextpipe
 from contextpipe import OutputFormat
 
-from ._stores import Stats, cached_project, index_project
+from ._stores import Stats, cached_project, index_project, work_folder
 
 BUDGET = 8000
 OUTPUT = OutputFormat.JSON
@@ -167,13 +165,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     qrels = read_qrels(data / "qrels" / "train.tsv")
     if args.limit is not None:
         qrels = dict(list(qrels.items())[: args.limit])
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="contextpipe-scifact-"))
-    workdir.mkdir(parents=True, exist_ok=True)
     print(
         f"contextpipe {contextpipe.__version__}, Python {platform.python_version()}; "
         f"SciFact train from {data}; budget {args.budget}, {args.output} output"
     )
-    try:
+    with work_folder(args.workdir, "contextpipe-scifact-") as workdir:
         root, built, reused = cached_project(
             workdir, "scifact", lambda r: write_corpus(data, r), args.rebuild
         )
@@ -183,12 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures = evaluate(pipeline, claims, qrels, args.budget, OutputFormat(args.output))
         finally:
             pipeline.close()
-        print(json.dumps(figures))
-        if args.json:
-            args.json.write_text(json.dumps({"build": built, **figures}, indent=2), "utf-8")
-    finally:
-        if args.workdir is None:
-            shutil.rmtree(workdir, ignore_errors=True)
+    print(json.dumps(figures))
+    if args.json:
+        args.json.write_text(json.dumps({"build": built, **figures}, indent=2), "utf-8")
     return 0
 
 
