@@ -3,6 +3,8 @@
 - **vendored**: the same packages three times (`vendor_a/`, `vendor_b/`, `vendor_c/`), as a
   repository that vendors its dependencies; every hit has two byte-identical twins.
 - **requests-rich**: requests and rich side by side (issue 7, point 11).
+- **stdlib**: the interpreter's standard library, indexed in place as `bench_index` does
+  (about 100k searchable fragments of real code: classes whose methods overlap them).
 
 The copies come from the running interpreter's site-packages, so the figures depend on the
 installed versions; the build record lists them.
@@ -14,6 +16,7 @@ import time
 from pathlib import Path
 
 from ._stores import Stats, copy_packages, index_project
+from .bench_index import EXCLUDE, stdlib_path
 
 VENDORED_PACKAGES = ("requests", "rich", "click", "pydantic", "urllib3")
 VENDOR_COPIES = ("vendor_a", "vendor_b", "vendor_c")
@@ -59,6 +62,30 @@ VENDORED_QUESTIONS = (
     "how are generic models parametrized",
 )
 
+#: Natural questions about the standard library.
+STDLIB_QUESTIONS = (
+    "where are HTTP redirects handled",
+    "how does json encode floats",
+    "how is a subprocess started and its output read",
+    "how are log records formatted",
+    "how does the thread pool executor shut down",
+    "how are command line arguments parsed",
+    "how is a zip file read",
+    "how does the event loop schedule callbacks",
+    "how are email headers parsed",
+    "how are temporary files created and deleted",
+    "how are dates parsed from strings",
+    "how does pickle serialize objects",
+    "how is a URL split into its parts",
+    "how are unit tests discovered",
+    "how does the csv reader handle quoting",
+    "how is a TLS socket wrapped",
+    "how are regular expressions compiled",
+    "how does the dataclass decorator generate methods",
+    "how are configuration files parsed",
+    "how are files copied with their metadata",
+)
+
 REQUESTS_RICH_PACKAGES = ("requests", "rich")
 #: The query of issue 7, point 11, and its budget.
 REDIRECT_QUERY = "where are HTTP redirects handled"
@@ -83,3 +110,10 @@ def build_requests_rich(root: Path) -> Stats:
     copied = time.perf_counter() - started
     stats = index_project(root, [root / name for name in REQUESTS_RICH_PACKAGES])
     return {"packages": versions, "copy_s": round(copied, 2), **stats}
+
+
+def build_stdlib(root: Path) -> Stats:
+    """Index the standard library in place into `root/.contextpipe` (without installed
+    packages).
+    """
+    return index_project(root, [stdlib_path()], {"ingest.exclude": EXCLUDE})

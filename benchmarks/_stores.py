@@ -104,9 +104,13 @@ def copy_packages(dest: Path, packages: Sequence[str]) -> dict[str, str]:
     return versions
 
 
-def index_project(root: Path, paths: Sequence[Path]) -> Stats:
-    """Index `paths` into `root/.contextpipe`; the time and what the store holds."""
-    pipeline = Pipeline.open(project_dir=root)
+def index_project(
+    root: Path, paths: Sequence[Path], overrides: dict[str, Any] | None = None
+) -> Stats:
+    """Index `paths` into `root/.contextpipe` (with settings `overrides`); the time and what
+    the store holds.
+    """
+    pipeline = Pipeline.open(project_dir=root, overrides=overrides)
     try:
         started = time.perf_counter()
         summaries = pipeline.index(paths)

@@ -13,7 +13,8 @@ Stores (see `_fill` for what is measured and `_code_trees` for the trees):
 - `vendored`: requests, rich, click, pydantic and urllib3 copied three times, with 32
   natural questions;
 - `requests-rich`: requests and rich, traced for the one query of the issue at budget 8000:
-  tokens used, fragments, dropped, and whether every proposed candidate is listed.
+  tokens used, fragments, dropped, and whether every proposed candidate is listed;
+- `stdlib` (only when named): the standard library indexed in place, with 20 questions.
 
 Stores are built into `--workdir` and reused from there on the next run (a temporary
 folder, deleted afterwards, when it is not given); `--rebuild` builds them again, which is
@@ -35,15 +36,19 @@ from contextpipe import OutputFormat
 from ._code_trees import (
     REDIRECT_BUDGET,
     REDIRECT_QUERY,
+    STDLIB_QUESTIONS,
     VENDORED_QUESTIONS,
     build_requests_rich,
+    build_stdlib,
     build_vendored,
 )
 from ._corpus import build_store, latency_queries
 from ._fill import BUDGETS, TARGET, ProposalLog, measure, measure_all, summarise
 from ._stores import Stats, cached_project, work_folder
 
-STORES = ("corpus", "vendored", "requests-rich")
+STORES = ("corpus", "vendored", "requests-rich", "stdlib")
+#: What runs without `--stores`: the stores of the issue's target and its example.
+DEFAULT_STORES = ("corpus", "vendored", "requests-rich")
 
 
 def _build(args: argparse.Namespace, store: str) -> tuple[str, Callable[[Path], Stats]]:
@@ -52,6 +57,8 @@ def _build(args: argparse.Namespace, store: str) -> tuple[str, Callable[[Path], 
         return f"n{args.fragments}", lambda root: build_store(root, args.fragments)
     if store == "vendored":
         return "vendored", build_vendored
+    if store == "stdlib":
+        return "stdlib", build_stdlib
     return "requests-rich", build_requests_rich
 
 
@@ -139,7 +146,7 @@ def trace_report(pipeline: contextpipe.Pipeline, query: str, budget: int) -> Sta
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stores", nargs="+", choices=STORES, default=list(STORES))
+    parser.add_argument("--stores", nargs="+", choices=STORES, default=list(DEFAULT_STORES))
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     parser.add_argument("--fragments", type=int, default=100_000, help="size of `corpus`")
     parser.add_argument("--queries", type=int, default=50, help="queries on `corpus`")
@@ -159,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         query_sets = {
             "corpus": latency_queries(args.queries),
             "vendored": list(VENDORED_QUESTIONS),
+            "stdlib": list(STDLIB_QUESTIONS),
         }
         for store in args.stores:
             pipeline = _open(args, workdir, store)
