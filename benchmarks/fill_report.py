@@ -101,10 +101,12 @@ def fill_table(summaries: dict[str, dict[int, dict[str, float]]]) -> str:
     return "\n".join(lines)
 
 
-def trace_report(pipeline: contextpipe.Pipeline, query: str, budget: int) -> Stats:
+def trace_report(
+    pipeline: contextpipe.Pipeline, query: str, budget: int, output: OutputFormat
+) -> Stats:
     """Print one assembly traced candidate by candidate; return its figures."""
     log = ProposalLog(pipeline)
-    context, assembly = measure(pipeline, log, query, budget)
+    context, assembly = measure(pipeline, log, query, budget, output)
     print(
         f'\n"{query}" --budget {budget}: {context.tokens_used} of {assembly.usable} usable '
         f"tokens ({_percent(assembly.fill)}), {len(context.fragments)} fragments, "
@@ -173,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 if store == "requests-rich":
                     figures["requests-rich"] = trace_report(
-                        pipeline, REDIRECT_QUERY, REDIRECT_BUDGET
+                        pipeline, REDIRECT_QUERY, REDIRECT_BUDGET, output
                     )
                 else:
                     rows = measure_all(pipeline, query_sets[store], args.budgets, output)
