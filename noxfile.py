@@ -3,6 +3,7 @@
 
     nox                      # every gate, in order
     nox -s tests robot       # just the behave scenarios and the Robot suites
+    nox -s eval              # retrieval quality on the shared data (not run by default)
 """
 
 from __future__ import annotations
@@ -103,6 +104,15 @@ def bench(session: nox.Session) -> None:
     session.run("asv", "machine", "--yes", "--config", "benchmarks/asv.conf.json")
     run = "asv run --config benchmarks/asv.conf.json --python=same --quick --show-stderr".split()
     session.run(*run, "--set-commit-hash", _head(), env={"CONTEXTPIPE_BENCH_QUICK": "1"})
+
+
+@nox.session(name="eval")
+def eval_(session: nox.Session) -> None:
+    """SciFact train nDCG@10 of the assembled context (benchmarks/scifact_report.py); not a
+    default session: it needs the shared evaluation data (`--data`, CONTEXTPIPE_EVAL_DATA or
+    ../shared/data). Arguments after `--` go to the script, e.g. `nox -s eval -- --limit 100`.
+    """
+    session.run("python", "-m", "benchmarks.scifact_report", *session.posargs)
 
 
 def _head() -> str:
