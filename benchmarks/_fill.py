@@ -15,9 +15,9 @@ so that what it proposed is known, and each proposed candidate is traced to the 
   is explained as "same content as" or "overlaps" a candidate that is listed; anything
   else is "unexplained".
 
-"Left out though it fits": proposed nodes not packed whose own token count is at most the
-unused budget (`usable - tokens_used`); the block header a renderer adds is not counted,
-so a few of them may not fit after all.
+"Left out though it fits": proposed nodes not packed (nor their text, as a copy) whose own
+token count is at most the unused budget (`usable - tokens_used`); the block header a
+renderer adds is not counted, so a few of them may not fit after all.
 """
 
 from __future__ import annotations
@@ -41,6 +41,11 @@ TARGET = 0.9
 #: Kinds of `dropped` reasons, by a phrase the reason contains (first match wins).
 DROP_KINDS = (
     ("cut at allocation", "over the allocation"),
+    ("past the list's reach", "list already held"),
+    ("offered shallower", "proposed at depth"),
+    ("rejected", "rejected:"),
+    ("same node", "same node as"),
+    ("overlapping lines", "overlaps lines"),
     ("duplicate", "duplicate of"),
     ("too big for the room left", "budget: needs"),
     ("no room left", "no room left"),
@@ -217,10 +222,14 @@ def trace(
             if known is None or fragment.token_count > known.token_count:
                 largest[fragment.uko_uri] = fragment
     room = usable - context.tokens_used
+    packed_texts = {f.content_hash for f in context.fragments}
     fits = tuple(
         f
         for uri, f in sorted(largest.items())
-        if uri not in packed_keys and f.id not in packed_keys and f.token_count <= room
+        if uri not in packed_keys
+        and f.id not in packed_keys
+        and f.content_hash not in packed_texts  # a copy of a packed text is packed
+        and f.token_count <= room
     )
     return Assembly(
         query=context.query,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..backends import TEXT, Backends
+from ..backends import TEXT, Backends, TextHit
 from ..config import Settings, strategy_options
 from ..hookspecs import hookimpl
 from ..models import Candidate, ContextRequest
@@ -64,7 +64,7 @@ class SimpleKeywordStrategy:
         wanted, most = _REACH * budget, self.options.max_results
         limit = min(most, _FIRST_PAGE)
         hits = backends.text.search(request.query, limit, request.filters)
-        tokens = sum(hit.fragment.token_count for hit in hits)
+        tokens = _distinct_tokens(hits)
         if len(hits) == limit < most and tokens < wanted:
             # Ask once more, for as many hits as the first page suggests are needed.
             per_hit = max(1.0, tokens / len(hits))
@@ -87,6 +87,14 @@ class SimpleKeywordStrategy:
             "its allocation, so that the budget can be filled. Options: max_results "
             "(default 500)."
         )
+
+
+def _distinct_tokens(hits: Sequence[TextHit]) -> int:
+    """Tokens of the hits' distinct texts: copies of one text (a package vendored twice)
+    are packed once, so they do not count towards filling the budget.
+    """
+    sizes = {hit.fragment.content_hash: hit.fragment.token_count for hit in hits}
+    return sum(sizes.values())
 
 
 @hookimpl
