@@ -77,6 +77,40 @@ Feature: Configuration
     When the configuration is loaded
     Then "budget.default" is 1200 from "config.toml"
 
+  Scenario Outline: A strategy name that no installed strategy has is a warning (<mistake>)
+    # Not an error: a plugin may be uninstalled for a while, its settings kept for later.
+    Given the project config file:
+      """
+      [budget]
+      default = 1200
+
+      [strategies.<name>]
+      weight = 2.0
+      """
+    When the pipeline is opened
+    Then it opens, warning "config.toml:4: strategies.<name>: no installed strategy is called '<name>', so these settings do nothing<hint> (installed: simple-keyword)"
+    And the warning is logged as an "unknown strategy" event naming "<name>"
+
+    Examples:
+      | mistake       | name           | hint                             |
+      | underscore    | simple_keyword | ; did you mean 'simple-keyword'? |
+      | typo          | simple-keywrod | ; did you mean 'simple-keyword'? |
+      | nothing close | vector-search  |                                  |
+
+  Scenario: An unknown strategy set from the environment is a warning naming the variable
+    Given the environment variable CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWRD__WEIGHT is "2"
+    When the pipeline is opened
+    Then it opens, warning "env CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWRD__WEIGHT: strategies.simple-keywrd: no installed strategy is called 'simple-keywrd'"
+
+  Scenario: Settings of an installed strategy give no warning
+    Given the project config file:
+      """
+      [strategies.simple-keyword]
+      weight = 2.0
+      """
+    When the pipeline is opened
+    Then it opens without a warning
+
   Scenario: An unknown section is named with its line
     Given the project config file:
       """

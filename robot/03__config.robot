@@ -93,6 +93,20 @@ A Config File That Is Not UTF-8 Is Refused With One Line Naming Line And Key
     ${error}=    Run contextpipe And Expect Failure    query    budget
     Should Contain    ${error}    config.toml:2: store.path: not UTF-8 text (byte 0xe9 at column 13)
 
+An Unknown Strategy Name Is A Warning That Suggests The Installed One
+    [Documentation]    Not an error (a plugin may be uninstalled for a while): the query runs,
+    ...    and stderr says, in one line, which table does nothing and what was meant.
+    A Config File With    [budget]    default = 500    [strategies.simple_keyword]    weight = 2.0
+    ${result}=    Run contextpipe    query    budget    --format    json
+    ${context}=    Evaluate    json.loads($result.stdout)    modules=json
+    Should Be Equal As Integers    ${context}[budget]    500
+    Should Not Be Empty    ${context}[fragments]
+    ${warning}=    Line Of Output Containing    ${result.stderr}    contextpipe: warning:
+    Should Match Regexp    ${warning}
+    ...    ^contextpipe: warning: .*config\\.toml:3: strategies\\.simple_keyword: no installed strategy is called 'simple_keyword'
+    Should Contain    ${warning}    did you mean 'simple-keyword'? (installed: simple-keyword
+    Should Not Contain    ${result.stderr}    Traceback
+
 A Config File Named On The Command Line Must Exist
     ${error}=    Run contextpipe And Expect Failure    --config    missing.toml    query    budget
     Should Contain    ${error}    missing.toml: config file not found

@@ -12,6 +12,7 @@ from typing import Any, get_args
 from behave import given, then, when
 from behave.runner import Context
 from pydantic import BaseModel
+from structlog.testing import capture_logs
 from testkit import assemble, require_closed_pipeline, toml_value
 
 from contextpipe import ConfigError, Pipeline, Settings
@@ -33,12 +34,43 @@ def load(context: Context) -> None:
 @when("the pipeline is opened")
 def open_pipeline(context: Context) -> None:
     context.error = None
-    try:
-        Pipeline.open(
-            project_dir=context.project, overrides=context.overrides, environ=context.environ
-        ).close()
-    except ConfigError as exc:
-        context.error = exc
+    with capture_logs() as events:
+        try:
+            Pipeline.open(
+                project_dir=context.project, overrides=context.overrides, environ=context.environ
+            ).close()
+        except ConfigError as exc:
+            context.error = exc
+    context.log_events = list(events)
+
+
+def _warnings(context: Context) -> list[dict[str, Any]]:
+    return [event for event in context.log_events if event["log_level"] == "warning"]
+
+
+@then('it opens, warning "{words}"')
+def opens_with_warning(context: Context, words: str) -> None:
+    assert context.error is None, f"the pipeline did not open: {context.error}"
+    messages = [str(event.get("message")) for event in _warnings(context)]
+    assert len(messages) == 1, f"expected one warning, got {messages}"
+    assert "\n" not in messages[0], f"the warning is not one line: {messages[0]!r}"
+    assert words in messages[0], f"the warning is {messages[0]!r}"
+    expected_file = str(context.project / "config.toml")
+    if words.startswith("config.toml:"):
+        assert messages[0].startswith(expected_file + ":"), messages[0]
+
+
+@then('the warning is logged as an "{event}" event naming "{name}"')
+def warning_event(context: Context, event: str, name: str) -> None:
+    (logged,) = _warnings(context)
+    assert logged["event"] == event, logged
+    assert logged["strategy"] == name, logged
+
+
+@then("it opens without a warning")
+def opens_quietly(context: Context) -> None:
+    assert context.error is None, f"the pipeline did not open: {context.error}"
+    assert not _warnings(context), _warnings(context)
 
 
 @given("the project config file, saved as {encoding}:")

@@ -7,10 +7,11 @@ validation.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -245,6 +246,33 @@ class LoadedSettings(BaseModel):
             return error
         return ConfigError(f"{_where(error.key, self.sources, self.files)}: {error}", error.key)
 
+    def unknown_strategies(
+        self, installed: Collection[str], not_loaded: Sequence[str] = ()
+    ) -> list[tuple[str, str]]:
+        """`(name, warning)` for each `[strategies.NAME]` that no installed strategy is
+        called, whose settings therefore do nothing. A warning, not an error: a plugin may
+        be uninstalled or disabled for a while with its settings kept. Each warning is one
+        line naming the file and line (or variable), the closest installed name, every
+        installed one, and the plugins that did not load (`not_loaded`).
+        """
+        known = sorted(installed)
+        listed = ", ".join(known) or "none"
+        if not_loaded:
+            listed += f"; plugins not loaded: {', '.join(not_loaded)}"
+        found: list[tuple[str, str]] = []
+        for name in sorted(set(self.settings.strategies) - set(known)):
+            key = f"strategies.{name}"
+            closest = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {closest[0]!r}?" if closest else ""
+            found.append(
+                (
+                    name,
+                    f"{_where(key, self.sources, self.files)}: {key}: no installed strategy is "
+                    f"called {name!r}, so these settings do nothing{hint} (installed: {listed})",
+                )
+            )
+        return found
+
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for key, value in data.items():
@@ -318,7 +346,10 @@ def _key_line(text: str, dotted: str) -> int | None:
     """Best-effort line number of `dotted` in a TOML file, for error messages."""
     parts = dotted.split(".")
     for number, key, header in _toml_keys(text):
-        if key == parts if header else key == parts[: len(key)]:
+        # The key itself, a table or dotted key under it, or (for an assignment) an inline
+        # table that holds it: `[a.b]` and `a.b.c = 1` both point at `a.b`.
+        shorter = min(len(key), len(parts))
+        if key[:shorter] == parts[:shorter] and (len(key) >= len(parts) or not header):
             return number
     return None
 
