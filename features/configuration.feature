@@ -97,6 +97,15 @@ Feature: Configuration
       | typo          | simple-keywrod | ; did you mean 'simple-keyword'? |
       | nothing close | vector-search  |                                  |
 
+  Scenario: An unknown strategy written as a dotted key is named with its line
+    Given the project config file:
+      """
+      budget.default = 1200
+      strategies.simple_keyword.weight = 2.0
+      """
+    When the pipeline is opened
+    Then it opens, warning "config.toml:2: strategies.simple_keyword: no installed strategy is called 'simple_keyword'"
+
   Scenario: An unknown strategy set from the environment is a warning naming the variable
     Given the environment variable CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWRD__WEIGHT is "2"
     When the pipeline is opened
