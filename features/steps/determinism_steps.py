@@ -42,18 +42,37 @@ def ask_again(context: Context) -> None:
     assemble(context, _request(context))
 
 
-@given('a strategy "{name}" that finishes slowly on the first request only, proposing:')
-def slow_first_time(context: Context, name: str) -> None:
+@given('a strategy "{name}" that finishes slowly on the {which} request only, proposing:')
+def slow_once(context: Context, name: str, which: str) -> None:
     answer = propose(fragments_from_table(context))
+    slow_call = {"first": 1, "second": 2}[which]
     calls: list[int] = []
 
     def behaviour(request: ContextRequest, budget: int) -> object:
         calls.append(budget)
-        if len(calls) == 1:
-            time.sleep(0.1)  # every other strategy finishes first this time
+        if len(calls) == slow_call:
+            time.sleep(0.3)  # every other strategy finishes first this time
         return answer(request, budget)
 
     register_strategy(context, ScriptedStrategy(name, behaviour))
+
+
+def _elapsed(assembled: AssembledContext, name: str) -> float:
+    (found,) = [r.elapsed_ms for r in assembled.strategies if r.name == name]
+    return found
+
+
+@then('"{late}" finished after "{early}" the first time and before it the second time')
+def finishing_order_swapped(context: Context, late: str, early: str) -> None:
+    first, second = context.first, result(context)
+    assert _elapsed(first, late) > _elapsed(first, early), first.strategies
+    assert _elapsed(second, late) < _elapsed(second, early), second.strategies
+
+
+@then("both answers dropped candidates")
+def both_dropped(context: Context) -> None:
+    first, second = context.first, result(context)
+    assert len(first.dropped) > 1 and len(second.dropped) > 1, (first.dropped, second.dropped)
 
 
 @then("both answers have byte-identical text, messages, fragments and dropped lists")
@@ -62,8 +81,8 @@ def identical(context: Context) -> None:
     assert first.fragments, "the context is empty"
     assert first.text.encode() == second.text.encode(), "the rendered text differs"
     assert first.messages == second.messages
-    assert first.fragments == second.fragments
-    assert first.dropped == second.dropped
+    assert first.fragments == second.fragments, (first.fragments, second.fragments)
+    assert first.dropped == second.dropped, (first.dropped, second.dropped)
     assert first.tokens_used == second.tokens_used
 
 
