@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import random
+import re
+import shutil
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from behave import given, then, when
 from behave.runner import Context
 from testkit import (
+    SAMPLE_FILES,
     ScriptedStrategy,
     assemble,
     fragments_from_table,
     propose,
     register_strategy,
     result,
+    write_files,
 )
 
 from contextpipe import AssembledContext, ContextRequest, OutputFormat, Pipeline
@@ -140,3 +148,67 @@ def threaded_answers_identical(context: Context) -> None:
                 assert answer.tokens_used == expected.tokens_used, (question, output)
     finally:
         alone.close()
+
+
+# -- across processes ----------------------------------------------------------------------
+
+# Timings are the only part of an answer that may differ from one run to the next.
+_TIMINGS = re.compile(rb'("elapsed_ms": )[0-9.e+-]+|("timings_ms": )\{[^}]*\}')
+
+
+def _contextpipe(project: Path, seed: str, *args: str) -> bytes:
+    """Run the installed `contextpipe` command in `project` with this hash seed (and no
+    contextpipe settings from the calling environment); its stdout.
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
+    command = Path(sys.executable).with_name("contextpipe")
+    done = subprocess.run(
+        [str(command), *args],
+        cwd=project,
+        env={**env, "PYTHONHASHSEED": seed},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"contextpipe {' '.join(args)}: {done.stderr.decode()}"
+    return done.stdout
+
+
+@given("the sample documentation, not yet indexed")
+def sample_documentation(context: Context) -> None:
+    write_files(context.project, SAMPLE_FILES)
+
+
+@when(
+    'the contextpipe command indexes it and asks "{query}" within {budget:d} tokens in every '
+    "format, once with PYTHONHASHSEED={first} and once with PYTHONHASHSEED={second}"
+)
+def across_hash_seeds(context: Context, query: str, budget: int, first: str, second: str) -> None:
+    context.printed = {}
+    for seed in (first, second):
+        shutil.rmtree(context.project / ".contextpipe", ignore_errors=True)
+        _contextpipe(context.project, seed, "index", ".")
+        context.printed[seed] = {
+            output.value: _contextpipe(
+                context.project,
+                seed,
+                "query",
+                query,
+                "--budget",
+                str(budget),
+                "--format",
+                output.value,
+            )
+            for output in OutputFormat
+        }
+
+
+@then("both processes printed byte-identical output in every format, apart from timings")
+def identical_across_processes(context: Context) -> None:
+    first, second = context.printed.values()
+    assert b'"fragments": [\n' in first["json"], first["json"].decode()
+    assert b'"dropped": [\n' in first["json"], "nothing was dropped: " + first["json"].decode()
+    for output, printed in first.items():
+        expected = _TIMINGS.sub(rb"\1\2#", printed)
+        found = _TIMINGS.sub(rb"\1\2#", second[output])
+        assert found == expected, f"{output}:\n{expected.decode()}\n---\n{found.decode()}"
