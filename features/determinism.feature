@@ -44,8 +44,8 @@ Feature: The same request gives the same output
   Scenario: Processes with different hash seeds index and answer byte for byte alike
     # Python salts the hash of every string per process: anything that follows the order
     # of a set or a hash shows up as a difference between two processes.
-    Given the sample documentation, not yet indexed
-    When the contextpipe command indexes it and asks "how is the token budget split between strategies?" within 300 tokens in every format, once with PYTHONHASHSEED=1 and once with PYTHONHASHSEED=2
+    Given the sample documentation, not yet indexed, in two project folders
+    When the contextpipe command indexes each and asks "how is the token budget split between strategies?" within 300 tokens in every format, in one with PYTHONHASHSEED=1 and in the other with PYTHONHASHSEED=2
     Then both processes printed byte-identical output in every format, apart from timings
 
   Scenario: Threads sharing one pipeline get the answers one thread gets alone
