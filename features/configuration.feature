@@ -88,7 +88,7 @@ Feature: Configuration
       weight = 2.0
       """
     When the pipeline is opened
-    Then it opens, warning "config.toml:4: strategies.<name>: no installed strategy is called '<name>', so these settings do nothing<hint> (installed: simple-keyword)"
+    Then it opens, warning "config.toml:4: strategies.<name>: no strategy called '<name>' is loaded, so these settings do nothing<hint> (loaded: simple-keyword)"
     And the warning is logged as an "unknown strategy" event naming "<name>"
 
     Examples:
@@ -104,12 +104,24 @@ Feature: Configuration
       strategies.simple_keyword.weight = 2.0
       """
     When the pipeline is opened
-    Then it opens, warning "config.toml:2: strategies.simple_keyword: no installed strategy is called 'simple_keyword'"
+    Then it opens, warning "config.toml:2: strategies.simple_keyword: no strategy called 'simple_keyword' is loaded"
 
   Scenario: An unknown strategy set from the environment is a warning naming the variable
     Given the environment variable CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWRD__WEIGHT is "2"
     When the pipeline is opened
-    Then it opens, warning "env CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWRD__WEIGHT: strategies.simple-keywrd: no installed strategy is called 'simple-keywrd'"
+    Then it opens, warning "env CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWRD__WEIGHT: strategies.simple-keywrd: no strategy called 'simple-keywrd' is loaded"
+
+  Scenario: The warning names the plugins that did not load
+    Given the project config file:
+      """
+      [plugins]
+      deny = ["simple-keyword"]
+
+      [strategies.simple-keyword]
+      weight = 2.0
+      """
+    When the pipeline is opened
+    Then it opens, warning "config.toml:4: strategies.simple-keyword: no strategy called 'simple-keyword' is loaded, so these settings do nothing (loaded: none; plugins not loaded: simple-keyword (disabled))"
 
   Scenario: Settings of an installed strategy give no warning
     Given the project config file:

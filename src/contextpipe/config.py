@@ -249,11 +249,12 @@ class LoadedSettings(BaseModel):
     def unknown_strategies(
         self, installed: Collection[str], not_loaded: Sequence[str] = ()
     ) -> list[tuple[str, str]]:
-        """`(name, warning)` for each `[strategies.NAME]` that no installed strategy is
-        called, whose settings therefore do nothing. A warning, not an error: a plugin may
-        be uninstalled or disabled for a while with its settings kept. Each warning is one
-        line naming the file and line (or variable), the closest installed name, every
-        installed one, and the plugins that did not load (`not_loaded`).
+        """`(name, warning)` for each `[strategies.NAME]` that no loaded strategy (of
+        those `installed` and enabled) is called, whose settings therefore do nothing. A
+        warning, not an error: a plugin may be uninstalled or disabled for a while with its
+        settings kept. Each warning is one line naming the file and line (or variable), the
+        closest loaded name, every loaded one, and the plugins that did not load
+        (`not_loaded`), whose strategies cannot be known.
         """
         known = sorted(installed)
         listed = ", ".join(known) or "none"
@@ -267,8 +268,8 @@ class LoadedSettings(BaseModel):
             found.append(
                 (
                     name,
-                    f"{_where(key, self.sources, self.files)}: {key}: no installed strategy is "
-                    f"called {name!r}, so these settings do nothing{hint} (installed: {listed})",
+                    f"{_where(key, self.sources, self.files)}: {key}: no strategy called "
+                    f"{name!r} is loaded, so these settings do nothing{hint} (loaded: {listed})",
                 )
             )
         return found
