@@ -85,6 +85,20 @@ Feature: Sharing the token budget between strategies
       | strategy | tokens |
       | lexical  | 777    |
 
+  Scenario: Weights share by their ratio however large or small they are
+    # Any finite weight is a valid setting; their sum must not overflow to infinity.
+    Given strategies claiming the budget:
+      | strategy | weight | quality | confidence |
+      | lexical  | 1e308  | 1.0     | 1.0        |
+      | semantic | 1e308  | 1.0     | 1.0        |
+      | graph    | 1e-300 | 1.0     | 1.0        |
+    When 1000 usable tokens are shared
+    Then the shares are:
+      | strategy | tokens |
+      | lexical  | 500    |
+      | semantic | 500    |
+      | graph    | 0      |
+
   Scenario: A strategy with confidence 0 gets nothing
     Given strategies claiming the budget:
       | strategy | weight | quality | confidence | floor |

@@ -29,6 +29,109 @@ Feature: Configuration
       | zero deadline        | executor                   | deadline_ms  | 0                 | executor.deadline_ms             | Input should be greater than 0 (got 0)                |
       | unknown store backend | store                     | backend      | "postgres"        | store.backend                    | Input should be 'embedded'                             |
 
+  Scenario Outline: A number that is not finite is refused (<value> for <section>.<setting>)
+    Given the project config file:
+      """
+      [<section>]
+      <setting> = <value>
+      """
+    When the configuration is loaded
+    Then loading fails with the one-line error "config.toml:2: <section>.<setting>: Input should be a finite number (got <value>)"
+
+    Examples:
+      | section                   | setting      | value |
+      | strategies.simple-keyword | weight       | inf   |
+      | strategies.simple-keyword | weight       | nan   |
+      | packing                   | min_score    | inf   |
+      | packing                   | mmr_lambda   | nan   |
+
+  Scenario: No numeric setting accepts infinity or NaN
+    When every numeric setting is written in turn as inf, -inf and nan in config.toml
+    Then each is refused with one line naming the file, the line, the key and the value
+
+  Scenario: An infinite weight from the environment names the variable
+    Given the environment variable CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWORD__WEIGHT is "inf"
+    When the pipeline is opened
+    Then loading fails with the one-line error "env CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWORD__WEIGHT: strategies.simple-keyword.weight: Input should be a finite number (got inf)"
+
+  Scenario: A request's weight for a strategy must be a finite number too
+    Given the sample documentation is indexed
+    When I ask for "how is the budget split?" within 300 tokens giving "simple-keyword" the weight inf
+    Then the assembly fails with ContextpipeError saying "request strategies.simple-keyword.weight: Input should be a finite number (got inf)"
+
+  Scenario: A config.toml that is not UTF-8 names the line, the key and the byte
+    Given the project config file, saved as Latin-1:
+      """
+      [store]
+      path = "données"
+      """
+    When the configuration is loaded
+    Then loading fails with the one-line error "config.toml:2: store.path: not UTF-8 text (byte 0xe9 at column 13); save the file as UTF-8"
+
+  Scenario: A config.toml saved with a byte-order mark reads like any other
+    Given the project config file, saved as UTF-8 with a byte-order mark:
+      """
+      [budget]
+      default = 1200
+      """
+    When the configuration is loaded
+    Then "budget.default" is 1200 from "config.toml"
+
+  Scenario Outline: A strategy name that no installed strategy has is a warning (<mistake>)
+    # Not an error: a plugin may be uninstalled for a while, its settings kept for later.
+    Given the project config file:
+      """
+      [budget]
+      default = 1200
+
+      [strategies.<name>]
+      weight = 2.0
+      """
+    When the pipeline is opened
+    Then it opens, warning "config.toml:4: strategies.<name>: no strategy called '<name>' is loaded, so these settings do nothing<hint> (loaded: simple-keyword)"
+    And the warning is logged as an "unknown strategy" event naming "<name>"
+
+    Examples:
+      | mistake       | name           | hint                             |
+      | underscore    | simple_keyword | ; did you mean 'simple-keyword'? |
+      | typo          | simple-keywrod | ; did you mean 'simple-keyword'? |
+      | nothing close | vector-search  |                                  |
+
+  Scenario: An unknown strategy written as a dotted key is named with its line
+    Given the project config file:
+      """
+      budget.default = 1200
+      strategies.simple_keyword.weight = 2.0
+      """
+    When the pipeline is opened
+    Then it opens, warning "config.toml:2: strategies.simple_keyword: no strategy called 'simple_keyword' is loaded"
+
+  Scenario: An unknown strategy set from the environment is a warning naming the variable
+    Given the environment variable CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWRD__WEIGHT is "2"
+    When the pipeline is opened
+    Then it opens, warning "env CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWRD__WEIGHT: strategies.simple-keywrd: no strategy called 'simple-keywrd' is loaded"
+
+  Scenario: The warning names the plugins that did not load
+    Given the project config file:
+      """
+      [plugins]
+      deny = ["simple-keyword"]
+
+      [strategies.simple-keyword]
+      weight = 2.0
+      """
+    When the pipeline is opened
+    Then it opens, warning "config.toml:4: strategies.simple-keyword: no strategy called 'simple-keyword' is loaded, so these settings do nothing (loaded: none; plugins not loaded: simple-keyword (disabled))"
+
+  Scenario: Settings of an installed strategy give no warning
+    Given the project config file:
+      """
+      [strategies.simple-keyword]
+      weight = 2.0
+      """
+    When the pipeline is opened
+    Then it opens without a warning
+
   Scenario: An unknown section is named with its line
     Given the project config file:
       """

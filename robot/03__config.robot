@@ -67,6 +67,8 @@ A Mistake In The Config Stops The Query With One Line Naming File, Line And Key
     [budget]\ndefault = 0                                     2    budget.default    greater than 0
     [tokenizer]\nname = "gpt2"                                2    tokenizer.name    o200k_base
     [strategies.simple-keyword]\nweight = -1                  2    strategies.simple-keyword.weight    greater than or equal to 0
+    [strategies.simple-keyword]\nweight = inf                 2    strategies.simple-keyword.weight    finite number (got inf)
+    [packing]\nmin_score = nan                               2    packing.min_score    finite number (got nan)
 
 A Mistake In A Strategy's Options Stops The Query Too
     [Documentation]    The options of a strategy are config like any other: a mistake there
@@ -79,6 +81,31 @@ A Config That Is Not TOML Is Refused With One Line
     A Config File With    [budget    default = 500
     ${error}=    Run contextpipe And Expect Failure    query    budget
     Should Contain    ${error}    config.toml: invalid TOML
+
+An Infinite Weight From The Environment Is Refused With One Line
+    ${error}=    Run contextpipe And Expect Failure    query    budget
+    ...    env:CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWORD__WEIGHT=inf
+    Should Contain    ${error}
+    ...    env CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWORD__WEIGHT: strategies.simple-keyword.weight: Input should be a finite number (got inf)
+
+A Config File That Is Not UTF-8 Is Refused With One Line Naming Line And Key
+    Create File    ${PROJECT}/config.toml    [store]\npath = "données"\n    encoding=latin-1
+    ${error}=    Run contextpipe And Expect Failure    query    budget
+    Should Contain    ${error}    config.toml:2: store.path: not UTF-8 text (byte 0xe9 at column 13)
+
+An Unknown Strategy Name Is A Warning That Suggests The Installed One
+    [Documentation]    Not an error (a plugin may be uninstalled for a while): the query runs,
+    ...    and stderr says, in one line, which table does nothing and what was meant.
+    A Config File With    [budget]    default = 500    [strategies.simple_keyword]    weight = 2.0
+    ${result}=    Run contextpipe    query    budget    --format    json
+    ${context}=    Evaluate    json.loads($result.stdout)    modules=json
+    Should Be Equal As Integers    ${context}[budget]    500
+    Should Not Be Empty    ${context}[fragments]
+    ${warning}=    Line Of Output Containing    ${result.stderr}    contextpipe: warning:
+    Should Match Regexp    ${warning}
+    ...    ^contextpipe: warning: .*config\\.toml:3: strategies\\.simple_keyword: no strategy called 'simple_keyword' is loaded
+    Should Contain    ${warning}    did you mean 'simple-keyword'? (loaded: simple-keyword
+    Should Not Contain    ${result.stderr}    Traceback
 
 A Config File Named On The Command Line Must Exist
     ${error}=    Run contextpipe And Expect Failure    --config    missing.toml    query    budget

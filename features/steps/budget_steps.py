@@ -61,7 +61,7 @@ _claims = st.lists(
     st.builds(
         AllocationRequest,
         name=st.text("abcdefgh", min_size=1, max_size=3),
-        weight=st.floats(0, 10),
+        weight=st.one_of(st.floats(0, 10), st.floats(0, allow_infinity=False)),
         quality=st.floats(0, 1),
         confidence=st.floats(0, 1),
         floor_tokens=st.integers(0, 3000),

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import tomllib
+import types
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from behave import given, then, when
 from behave.runner import Context
-from testkit import require_closed_pipeline, toml_value
+from pydantic import BaseModel
+from structlog.testing import capture_logs
+from testkit import assemble, require_closed_pipeline, toml_value
 
 from contextpipe import ConfigError, Pipeline, Settings
 from contextpipe.config import StrategySettings, effective_items, load_settings
@@ -30,12 +34,105 @@ def load(context: Context) -> None:
 @when("the pipeline is opened")
 def open_pipeline(context: Context) -> None:
     context.error = None
-    try:
-        Pipeline.open(
-            project_dir=context.project, overrides=context.overrides, environ=context.environ
-        ).close()
-    except ConfigError as exc:
-        context.error = exc
+    with capture_logs() as events:
+        try:
+            Pipeline.open(
+                project_dir=context.project, overrides=context.overrides, environ=context.environ
+            ).close()
+        except ConfigError as exc:
+            context.error = exc
+    context.log_events = list(events)
+
+
+def _warnings(context: Context) -> list[dict[str, Any]]:
+    return [event for event in context.log_events if event["log_level"] == "warning"]
+
+
+@then('it opens, warning "{words}"')
+def opens_with_warning(context: Context, words: str) -> None:
+    assert context.error is None, f"the pipeline did not open: {context.error}"
+    messages = [str(event.get("message")) for event in _warnings(context)]
+    assert len(messages) == 1, f"expected one warning, got {messages}"
+    assert "\n" not in messages[0], f"the warning is not one line: {messages[0]!r}"
+    assert words in messages[0], f"the warning is {messages[0]!r}"
+    expected_file = str(context.project / "config.toml")
+    if words.startswith("config.toml:"):
+        assert messages[0].startswith(expected_file + ":"), messages[0]
+
+
+@then('the warning is logged as an "{event}" event naming "{name}"')
+def warning_event(context: Context, event: str, name: str) -> None:
+    (logged,) = _warnings(context)
+    assert logged["event"] == event, logged
+    assert logged["strategy"] == name, logged
+
+
+@then("it opens without a warning")
+def opens_quietly(context: Context) -> None:
+    assert context.error is None, f"the pipeline did not open: {context.error}"
+    assert not _warnings(context), _warnings(context)
+
+
+@given("the project config file, saved as {encoding}:")
+def config_file_encoded(context: Context, encoding: str) -> None:
+    require_closed_pipeline(context, "the config file")
+    codec = {"Latin-1": "latin-1", "UTF-8 with a byte-order mark": "utf-8-sig"}[encoding]
+    (context.project / "config.toml").write_bytes((context.text + "\n").encode(codec))
+
+
+@when('I ask for "{query}" within {budget:d} tokens giving "{name}" the weight {weight}')
+def ask_with_raw_weight(context: Context, query: str, budget: int, name: str, weight: str) -> None:
+    """The override as a caller's plain data, validated by the pipeline like any request."""
+    assemble(context, query, budget=budget, strategies={name: {"weight": float(weight)}})
+
+
+def _numeric_keys(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, type]]:
+    """Every int or float setting under `model`, dotted, with its number type; strategy
+    settings under the built-in strategy's name.
+    """
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if name == "strategies":
+            yield from _numeric_keys(StrategySettings, f"{prefix}strategies.simple-keyword.")
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            yield from _numeric_keys(annotation, f"{prefix}{name}.")
+        else:
+            kinds = get_args(annotation) if isinstance(annotation, types.UnionType) else ()
+            for kind in (annotation, *kinds):
+                if kind in (int, float):
+                    yield f"{prefix}{name}", kind
+
+
+@when("every numeric setting is written in turn as inf, -inf and nan in config.toml")
+def every_number_not_finite(context: Context) -> None:
+    keys = list(_numeric_keys(Settings))
+    assert any(kind is float for _, kind in keys), keys
+    assert any(kind is int for _, kind in keys), keys
+    context.refusals = []
+    config = context.project / "config.toml"
+    for key, kind in keys:
+        table, _, leaf = key.rpartition(".")
+        for value in ("inf", "-inf", "nan"):
+            config.write_text(f"# not a number\n[{table}]\n{leaf} = {value}\n", encoding="utf-8")
+            try:
+                load_settings(context.project, None, {}, {})
+            except ConfigError as exc:
+                context.refusals.append((key, kind, value, str(exc)))
+            else:
+                context.refusals.append((key, kind, value, None))
+
+
+@then("each is refused with one line naming the file, the line, the key and the value")
+def each_refused(context: Context) -> None:
+    path = context.project / "config.toml"
+    accepted = [(key, value) for key, _, value, error in context.refusals if error is None]
+    assert not accepted, f"accepted: {accepted}"
+    for key, kind, value, error in context.refusals:
+        assert error.startswith(f"{path}:3: {key}: "), error
+        assert "\n" not in error, error
+        assert f"(got {value})" in error, error
+        if kind is float:
+            assert "finite number" in error, error
 
 
 @then('loading fails with the one-line error "{words}"')

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import random
+import re
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
 
 from behave import given, then, when
 from behave.runner import Context
 from testkit import (
+    SAMPLE_FILES,
     ScriptedStrategy,
     assemble,
     fragments_from_table,
     propose,
     register_strategy,
     result,
+    set_mtime,
+    write_files,
 )
 
 from contextpipe import AssembledContext, ContextRequest, OutputFormat, Pipeline
@@ -42,18 +51,37 @@ def ask_again(context: Context) -> None:
     assemble(context, _request(context))
 
 
-@given('a strategy "{name}" that finishes slowly on the first request only, proposing:')
-def slow_first_time(context: Context, name: str) -> None:
+@given('a strategy "{name}" that finishes slowly on the {which} request only, proposing:')
+def slow_once(context: Context, name: str, which: str) -> None:
     answer = propose(fragments_from_table(context))
+    slow_call = {"first": 1, "second": 2}[which]
     calls: list[int] = []
 
     def behaviour(request: ContextRequest, budget: int) -> object:
         calls.append(budget)
-        if len(calls) == 1:
-            time.sleep(0.1)  # every other strategy finishes first this time
+        if len(calls) == slow_call:
+            time.sleep(0.3)  # every other strategy finishes first this time
         return answer(request, budget)
 
     register_strategy(context, ScriptedStrategy(name, behaviour))
+
+
+def _elapsed(assembled: AssembledContext, name: str) -> float:
+    (found,) = [r.elapsed_ms for r in assembled.strategies if r.name == name]
+    return found
+
+
+@then('"{late}" finished after "{early}" the first time and before it the second time')
+def finishing_order_swapped(context: Context, late: str, early: str) -> None:
+    first, second = context.first, result(context)
+    assert _elapsed(first, late) > _elapsed(first, early), first.strategies
+    assert _elapsed(second, late) < _elapsed(second, early), second.strategies
+
+
+@then("both answers dropped candidates")
+def both_dropped(context: Context) -> None:
+    first, second = context.first, result(context)
+    assert len(first.dropped) > 1 and len(second.dropped) > 1, (first.dropped, second.dropped)
 
 
 @then("both answers have byte-identical text, messages, fragments and dropped lists")
@@ -62,8 +90,8 @@ def identical(context: Context) -> None:
     assert first.fragments, "the context is empty"
     assert first.text.encode() == second.text.encode(), "the rendered text differs"
     assert first.messages == second.messages
-    assert first.fragments == second.fragments
-    assert first.dropped == second.dropped
+    assert first.fragments == second.fragments, (first.fragments, second.fragments)
+    assert first.dropped == second.dropped, (first.dropped, second.dropped)
     assert first.tokens_used == second.tokens_used
 
 
@@ -121,3 +149,64 @@ def threaded_answers_identical(context: Context) -> None:
                 assert answer.tokens_used == expected.tokens_used, (question, output)
     finally:
         alone.close()
+
+
+# -- across processes ----------------------------------------------------------------------
+
+# Timings are the only part of an answer that may differ from one run to the next.
+_TIMINGS = re.compile(rb'("elapsed_ms": )[0-9.e+-]+|("timings_ms": )\{[^}]*\}')
+
+
+def _contextpipe(project: Path, seed: str, *args: str) -> bytes:
+    """Run the installed `contextpipe` command in `project` with this hash seed (and no
+    contextpipe settings from the calling environment); its stdout.
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
+    command = Path(sys.executable).with_name("contextpipe")
+    done = subprocess.run(
+        [str(command), *args],
+        cwd=project,
+        env={**env, "PYTHONHASHSEED": seed},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"contextpipe {' '.join(args)}: {done.stderr.decode()}"
+    return done.stdout
+
+
+@given("the sample documentation, not yet indexed, in two project folders")
+def sample_documentation_twice(context: Context) -> None:
+    context.copies = [context.project / "one", context.project / "two"]
+    written = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)  # modification times are output too
+    for folder in context.copies:
+        write_files(folder, SAMPLE_FILES)
+        for relative in SAMPLE_FILES:
+            set_mtime(folder / relative, written)
+
+
+@when(
+    'the contextpipe command indexes each and asks "{query}" within {budget:d} tokens in every '
+    "format, in one with PYTHONHASHSEED={first} and in the other with PYTHONHASHSEED={second}"
+)
+def across_hash_seeds(context: Context, query: str, budget: int, first: str, second: str) -> None:
+    def index_and_ask(project: Path, seed: str) -> dict[str, bytes]:
+        _contextpipe(project, seed, "index", ".")
+        ask = ("query", query, "--budget", str(budget), "--format")
+        return {
+            output.value: _contextpipe(project, seed, *ask, output.value) for output in OutputFormat
+        }
+
+    with ThreadPoolExecutor(2) as pool:  # two processes at a time: half the wait
+        context.printed = list(pool.map(index_and_ask, context.copies, (first, second)))
+
+
+@then("both processes printed byte-identical output in every format, apart from timings")
+def identical_across_processes(context: Context) -> None:
+    first, second = context.printed
+    assert b'"fragments": [\n' in first["json"], first["json"].decode()
+    assert b'"dropped": [\n' in first["json"], "nothing was dropped: " + first["json"].decode()
+    for output, printed in first.items():
+        expected = _TIMINGS.sub(rb"\1\2#", printed)
+        found = _TIMINGS.sub(rb"\1\2#", second[output])
+        assert found == expected, f"{output}:\n{expected.decode()}\n---\n{found.decode()}"

@@ -65,10 +65,14 @@ class BudgetAllocator:
         remaining = float(usable - sum(floors.values()))
         open_claims = {c.name: c.priority for c in active if exact[c.name] < caps[c.name]}
         while remaining > 1e-9 and open_claims:
-            total = sum(open_claims.values())
+            # Only ratios matter: relative to the largest open claim, even the largest
+            # finite weights sum without overflowing to infinity (which would share out NaN).
+            top = max(open_claims.values())
+            scaled = {name: priority / top for name, priority in open_claims.items()}
+            total = sum(scaled.values())
             filled: list[str] = []
             handed_out = 0.0
-            for name, priority in open_claims.items():
+            for name, priority in scaled.items():
                 share = remaining * priority / total
                 headroom = caps[name] - exact[name]
                 if share >= headroom:

@@ -7,10 +7,11 @@ validation.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -26,7 +27,8 @@ ENV_PREFIX = "CONTEXTPIPE_"
 DISABLE_PLUGINS_ENV = "CONTEXTPIPE_DISABLE_PLUGINS"
 
 # TOML values are typed: a string where a number belongs is a mistake, not a conversion.
-_STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+# TOML also has `inf` and `nan`, which no setting means: every number must be finite.
+_STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
 
 
 class StoreSettings(BaseModel):
@@ -244,6 +246,34 @@ class LoadedSettings(BaseModel):
             return error
         return ConfigError(f"{_where(error.key, self.sources, self.files)}: {error}", error.key)
 
+    def unknown_strategies(
+        self, installed: Collection[str], not_loaded: Sequence[str] = ()
+    ) -> list[tuple[str, str]]:
+        """`(name, warning)` for each `[strategies.NAME]` that no loaded strategy (of
+        those `installed` and enabled) is called, whose settings therefore do nothing. A
+        warning, not an error: a plugin may be uninstalled or disabled for a while with its
+        settings kept. Each warning is one line naming the file and line (or variable), the
+        closest loaded name, every loaded one, and the plugins that did not load
+        (`not_loaded`), whose strategies cannot be known.
+        """
+        known = sorted(installed)
+        listed = ", ".join(known) or "none"
+        if not_loaded:
+            listed += f"; plugins not loaded: {', '.join(not_loaded)}"
+        found: list[tuple[str, str]] = []
+        for name in sorted(set(self.settings.strategies) - set(known)):
+            key = f"strategies.{name}"
+            closest = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {closest[0]!r}?" if closest else ""
+            found.append(
+                (
+                    name,
+                    f"{_where(key, self.sources, self.files)}: {key}: no strategy called "
+                    f"{name!r} is loaded, so these settings do nothing{hint} (loaded: {listed})",
+                )
+            )
+        return found
+
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for key, value in data.items():
@@ -292,23 +322,64 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
     return overrides
 
 
+_HEADER = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
+_ASSIGN = re.compile(r'^\s*("?)([^"=\s]+)\1\s*=')
+
+
+def _toml_keys(text: str) -> Iterator[tuple[int, list[str], bool]]:
+    """Best effort: (line number, dotted key, is a table header) of each table header and
+    each assignment in a TOML text, for pointing at lines in error messages.
+    """
+    table: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if match := _HEADER.match(line):
+            table = _dotted_parts(match.group(1))
+            yield number, table, True
+        elif match := _ASSIGN.match(line):
+            yield number, [*table, *_dotted_parts(match.group(2))], False
+
+
+def _dotted_parts(key: str) -> list[str]:
+    return [part.strip().strip('"') for part in key.split(".")]
+
+
 def _key_line(text: str, dotted: str) -> int | None:
     """Best-effort line number of `dotted` in a TOML file, for error messages."""
     parts = dotted.split(".")
-    table: list[str] = []
-    header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
-    assign = re.compile(r'^\s*("?)([^"=\s]+)\1\s*=')
-    for number, line in enumerate(text.splitlines(), start=1):
-        if match := header.match(line):
-            table = [p.strip().strip('"') for p in match.group(1).split(".")]
-            if table == parts:
-                return number
-            continue
-        if match := assign.match(line):
-            key = [*table, *(p.strip().strip('"') for p in match.group(2).split("."))]
-            if key == parts[: len(key)]:
-                return number
+    for number, key, header in _toml_keys(text):
+        # The key itself, a table or dotted key under it, or (for an assignment) an inline
+        # table that holds it: `[a.b]` and `a.b.c = 1` both point at `a.b`.
+        shorter = min(len(key), len(parts))
+        if key[:shorter] == parts[:shorter] and (len(key) >= len(parts) or not header):
+            return number
     return None
+
+
+def _key_at(text: str, line: int) -> str | None:
+    """The dotted key that `line` of a TOML text assigns or opens, if any."""
+    return next((".".join(key) for number, key, _ in _toml_keys(text) if number == line), None)
+
+
+def _read_config(path: Path) -> str:
+    """The text of a config file, which TOML requires to be UTF-8 (a byte-order mark, as
+    some editors write, is allowed); anything else is a `ConfigError` naming the line, the
+    key on it and the offending byte.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        key = _key_at(data.decode("utf-8-sig", errors="replace"), line)
+        raise ConfigError(
+            f"{path}:{line}: {f'{key}: ' if key else ''}not UTF-8 text "
+            f"(byte 0x{data[exc.start]:02x} at column {column}); save the file as UTF-8"
+        ) from None
 
 
 def _describe_error(error: Mapping[str, Any]) -> str:
@@ -374,10 +445,7 @@ def load_settings(
 
     path = config_file or find_config(project)
     if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
+        text = _read_config(path)
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

@@ -126,7 +126,7 @@ class StrategySelection(BaseModel):
 
     model_config = _FROZEN
 
-    weight: float | None = Field(default=None, ge=0)
+    weight: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class RequestFilters(BaseModel):

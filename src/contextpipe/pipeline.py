@@ -90,6 +90,9 @@ class Pipeline:
             registry = StrategyRegistry.discover(loaded.settings, environ)
         except ConfigError as exc:  # a plugin rejected its options: name file and line
             raise loaded.located(exc) from None
+        not_loaded = [f"{p.name} ({p.status})" for p in registry.plugins if p.status != "ok"]
+        for name, warning in loaded.unknown_strategies(registry.strategies, not_loaded):
+            logger.warning("unknown strategy", strategy=name, message=warning)
         return cls(loaded, EmbeddedStore(loaded.store_path), registry)
 
     @property
