@@ -20,10 +20,11 @@ of a large store takes seconds to build): both go through the same resolution.
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 
 import networkx as nx
@@ -213,10 +214,21 @@ def load_graph(store: EmbeddedStore) -> nx.MultiDiGraph[str]:
 
 def graph_stats(store: EmbeddedStore) -> GraphStats:
     """How many nodes of each kind and edges of each type `load_graph(store)` would hold,
-    counted without building the graph. An edge is counted once per source, target and
-    type, as the graph keeps it.
+    counted without building the graph, and remembered in the store until it changes. An
+    edge is counted once per source, target and type, as the graph keeps it.
     """
-    nodes = store.nodes()
+    with store.snapshot():
+        generation = store.generation()
+        kept = store.remembered("graph_stats", generation)
+        if kept is not None:
+            counts = json.loads(kept)
+            return GraphStats(counts["nodes"], counts["edges"])
+        stats = _count(store.nodes(), store.edge_rows())
+    store.remember("graph_stats", json.dumps(asdict(stats)), generation)
+    return stats
+
+
+def _count(nodes: list[StoredNode], declared: list[EdgeRow]) -> GraphStats:
     resolver = _Resolver(nodes)
     kinds = Counter(node.kind for node in nodes)
     kinds["repository"] += 1
@@ -228,7 +240,7 @@ def graph_stats(store: EmbeddedStore) -> GraphStats:
             kinds["directory"] += 1
             uris.add(child)
         edges.add((parent, "contains", child))
-    edges.update(_resolved(resolver, store.edge_rows(), uris.__contains__))
+    edges.update(_resolved(resolver, declared, uris.__contains__))
     types = Counter(kind for _, kind, _ in edges)
     return GraphStats(dict(sorted(kinds.items())), dict(sorted(types.items())))
 

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from ..backends import TextHit
 from ..errors import StoreError
+from ..logs import logger
 from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
 from ._health import file_damage, inspect, is_damage
 
@@ -175,9 +176,10 @@ class NewFragment:
     search_text: str | None
 
 
-@dataclass(frozen=True)
-class StoredNode:
-    """A UKO node as the store keeps it (the graph is built from these and the edges)."""
+class StoredNode(NamedTuple):
+    """A UKO node as the store keeps it (the graph is built from these and the edges). A
+    named tuple: a large store reads tens of thousands of them at once.
+    """
 
     uri: str
     kind: str
@@ -362,6 +364,7 @@ class EmbeddedStore:
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
                 (SCHEMA_VERSION,),
             )
+            connection.execute("INSERT INTO meta(key, value) VALUES ('generation', '0')")
 
     # -- reading -----------------------------------------------------------------------
 
@@ -430,18 +433,7 @@ class EmbeddedStore:
             "SELECT uri, kind, name, path, start_line, end_line, parent FROM nodes"
             " ORDER BY path, start_line, uri"
         )
-        return [
-            StoredNode(
-                str(r[0]),
-                str(r[1]),
-                str(r[2]),
-                str(r[3]),
-                int(r[4]),
-                int(r[5]),
-                None if r[6] is None else str(r[6]),
-            )
-            for r in rows
-        ]
+        return [StoredNode._make(row) for row in rows]
 
     def edges(self) -> list[StoredEdge]:
         """Every declared edge, in a stable order."""
@@ -449,6 +441,50 @@ class EmbeddedStore:
             "SELECT source, type, target, path FROM edges ORDER BY path, source, type, target"
         )
         return [StoredEdge(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+    @contextmanager
+    def snapshot(self) -> Generator[None]:
+        """Reads inside see one state of the store, whatever writers commit meanwhile."""
+        connection = self._reader()
+        with self._damage_reported():
+            connection.execute("BEGIN")
+        try:
+            yield
+        finally:
+            connection.execute("COMMIT")
+
+    def generation(self) -> int:
+        """A number that grows with every commit that changed an indexed file."""
+        rows = self._query("SELECT value FROM meta WHERE key = 'generation'")
+        return int(rows[0][0]) if rows else 0
+
+    def remembered(self, key: str, generation: int) -> str | None:
+        """What `remember` kept under `key` at this `generation` (None: nothing, or older)."""
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (f"remembered:{key}",))
+        if not rows:
+            return None
+        kept_at, _, value = str(rows[0][0]).partition(":")
+        return value if kept_at == str(generation) else None
+
+    def remember(self, key: str, value: str, generation: int) -> None:
+        """Keep a value derived from the store at `generation` (see `remembered`), unless a
+        writer has changed the store since or holds it now: it is only a shortcut.
+        """
+        connection = self._connect()
+        try:
+            connection.execute("PRAGMA busy_timeout = 0")
+            connection.execute("BEGIN IMMEDIATE")
+            row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            if (int(row[0]) if row else 0) == generation:
+                connection.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                    (f"remembered:{key}", f"{generation}:{value}"),
+                )
+            connection.execute("COMMIT")
+        except sqlite3.OperationalError as exc:  # busy, or a read-only store
+            logger.debug("not remembered", key=key, reason=str(exc))
+        finally:
+            connection.close()
 
     def edge_rows(self) -> list[EdgeRow]:
         """Every declared edge as (source, type, target, path), in no particular order: the
@@ -463,6 +499,7 @@ class StoreWriter:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
         self._next_rowid: int | None = None
+        self._changed = False
 
     def commit(self) -> None:
         """Commit what was done so far and go on in a new transaction. Between the two,
@@ -470,7 +507,16 @@ class StoreWriter:
         """
         self._connection.execute("COMMIT")
         self._next_rowid = None  # another writer may have added fragments meanwhile
+        self._changed = False
         self._connection.execute("BEGIN IMMEDIATE")
+
+    def _changing(self) -> None:
+        """Count this transaction in the store's generation, once."""
+        if not self._changed:
+            self._connection.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+            )
+            self._changed = True
 
     def files(self) -> dict[str, StoredFile]:
         """Every indexed file, by stored name."""
@@ -486,6 +532,7 @@ class StoreWriter:
 
     def remove_file(self, path: str) -> int:
         """Forget a file and everything read from it; returns how many fragments went."""
+        self._changing()
         rowids = self._connection.execute(
             "SELECT rowid FROM fragments WHERE path = ?", (path,)
         ).fetchall()
