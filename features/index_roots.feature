@@ -179,3 +179,18 @@ Feature: Each indexed root keeps its own files; what is indexed is what was name
       | files seen    | 4     |
       | files indexed | 4     |
     And no folder was left unwalked
+
+  Scenario: A store of the previous layout is upgraded in place, keeping every root and count
+    Given "a" outside the project is indexed
+    And the project is indexed
+    And the store is turned back into layout 3, as the previous version wrote it
+    When I ask for "budget" within 400 tokens
+    Then the assembly fails with StoreError saying "index has layout 3, this contextpipe reads 4; run `contextpipe index PATH` to upgrade or rebuild it"
+    When I index the folder "docs"
+    Then the index run indexed 0 files, found 1 unchanged and removed 0
+    And the store holds the files:
+      | path              |
+      | <outside>/a/alpha.md |
+      | docs/guide.md     |
+      | src/app.py        |
+    And every stored fragment's token count is its o200k_base count

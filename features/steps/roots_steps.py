@@ -6,6 +6,8 @@ project; in tables their stored names start with `<outside>/`.
 from __future__ import annotations
 
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from behave import given, step, then, when
@@ -113,3 +115,20 @@ def folders_not_walked(context: Context) -> None:
 @then("no folder was left unwalked")
 def no_folder_skipped(context: Context) -> None:
     assert not index_summary(context).skipped_folders, index_summary(context).skipped_folders
+
+
+@given("the store is turned back into layout 3, as the previous version wrote it")
+def layout_3(context: Context) -> None:
+    """Layout 3 had no per-file tokenizer: one `tokenizer` entry in meta held it."""
+    database = pipeline(context).store.database
+    context.pipeline.close()
+    context.pipeline = None
+    with closing(sqlite3.connect(database)) as connection:
+        connection.executescript(
+            """
+            ALTER TABLE files DROP COLUMN tokenizer;
+            DELETE FROM meta WHERE key <> 'schema_version';
+            UPDATE meta SET value = '3' WHERE key = 'schema_version';
+            INSERT INTO meta(key, value) VALUES ('tokenizer', 'o200k_base');
+            """
+        )

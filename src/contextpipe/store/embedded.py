@@ -262,7 +262,7 @@ class EmbeddedStore:
             )
         raise StoreError(
             f"{self.directory}: index has layout {found.version}, this contextpipe reads "
-            f"{SCHEMA_VERSION}; run `contextpipe index PATH` to rebuild it"
+            f"{SCHEMA_VERSION}; run `contextpipe index PATH` to upgrade or rebuild it"
         )
 
     def check(self) -> None:
@@ -352,6 +352,18 @@ class EmbeddedStore:
         found = inspect(connection, _SCHEMA, SCHEMA_VERSION)
         if found.damage is not None:
             raise StoreError(_damaged(self.database, found.damage))
+        if found.version == "3":
+            # Layout 3 kept one tokenizer for the whole store in meta: give it to every file,
+            # so that an upgrade keeps every root and counts nothing again.
+            connection.execute("ALTER TABLE files ADD COLUMN tokenizer TEXT NOT NULL DEFAULT ''")
+            connection.execute(
+                "UPDATE files SET tokenizer ="
+                " coalesce((SELECT value FROM meta WHERE key = 'tokenizer'), '')"
+            )
+            connection.execute("DELETE FROM meta WHERE key = 'tokenizer'")
+            connection.execute("INSERT INTO meta(key, value) VALUES ('generation', '0')")
+            connection.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("4",))
+            return
         if not found.empty and found.version != SCHEMA_VERSION:
             # An index of an older layout is rebuilt, inside this same transaction.
             for table in ("fts", "edges", "nodes", "fragments", "files", "meta"):
