@@ -89,7 +89,7 @@ index_stdlib.timeout = 1200  # type: ignore[attr-defined]
 
 class StdlibIndex:
     """Seconds `Pipeline.index` took to index the stdlib into an empty store (setup_cache:
-    walking, reading, parsing, token counting, SQLite and FTS5 inserts, one transaction).
+    walking, reading, parsing, token counting, SQLite and FTS5 inserts committed file by file).
     """
 
     setup_cache = staticmethod(index_stdlib)

@@ -216,13 +216,14 @@ Feature: Documents, data files and files that cannot be read
       """
     When I index the project
     Then the index summary counts:
-      | what          | count |
-      | files seen    | 7     |
-      | files indexed | 4     |
+      | what                     | count |
+      | files seen               | 7     |
+      | files indexed            | 4     |
+      | files with syntax errors | 1     |
+      | files skipped            | 3     |
     And the index summary skipped:
-      | reason                                      | files |
-      | binary or not UTF-8                         | 3     |
-      | parsed with syntax errors (indexed anyway)  | 1     |
+      | reason              | files |
+      | binary or not UTF-8 | 3     |
     And nothing from "assets/logo.png" is a node
     And nothing from "build/shop.pyc" is a node
     And nothing from "data/prices.csv" is a node

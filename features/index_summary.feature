@@ -75,3 +75,31 @@ Feature: The summary of an index run, and the graph's counts
     And the graph has none of these edges:
       | from                 | type     | to                             |
       | uko://doc/README.md#calc | mentions | uko://code/calc/ops.py#double |
+
+  Scenario: The graph is counted again after every change, never from an older count
+    Given the project is indexed
+    And the graph counts these edges by type:
+      | type     | count |
+      | calls    | 1     |
+      | contains | 6     |
+      | mentions | 1     |
+    When I change "calc/ops.py" to:
+      """
+      def add(a, b):
+          return a + b
+      """
+    And I index the project
+    Then the graph counts these edges by type:
+      | type     | count |
+      | contains | 5     |
+    When I delete "calc/ops.py"
+    And I index the project
+    Then the graph counts these nodes by kind:
+      | kind       | count |
+      | document   | 1     |
+      | repository | 1     |
+      | section    | 1     |
+
+  Scenario: The summary's nodes are the graph's, besides the repository and its folders
+    When I index the project
+    Then the index summary's nodes are the graph's indexed nodes

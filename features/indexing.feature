@@ -134,8 +134,9 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     When I ask for "text:zebras" within 400 tokens
     Then the first fragment is "uko://doc/docs/notes.txt#paragraph-1" with lines 1-1
 
-  Scenario: An interrupted index leaves the previous index intact and usable
-    Given the folder "docs" is indexed
+  Scenario: An interrupted index keeps the files it committed; the next run does only the rest
+    Given the setting "ingest.commit_seconds" is 0
+    And the folder "docs" is indexed
     And the store holds 33 fragments
     When I change "docs/notes.txt" to:
       """
@@ -144,12 +145,51 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     And a file "docs/zz-last.md" is added
     And indexing "docs" is interrupted by an error when it reaches "docs/zz-last.md"
     Then the index run failed with "interrupted at docs/zz-last.md"
+    And searching for "giraffes" finds "uko://doc/docs/notes.txt#paragraph-1"
+    And searching for "zebras" finds nothing
+    And the store has no fragment of "docs/zz-last.md"
+    When I index the folder "docs"
+    Then the index run indexed 1 files, found 3 unchanged and removed 0
+    And searching for "last file" finds "uko://doc/docs/zz-last.md#last"
+
+  Scenario: A file whose writing fails is left as it was, whole
+    Given the setting "ingest.commit_seconds" is 0
+    And the folder "docs" is indexed
+    And the store holds 33 fragments
+    When I change "docs/notes.txt" to:
+      """
+      The first paragraph now mentions giraffes.
+      """
+    And indexing "docs" fails while writing the full-text entries of "docs/notes.txt"
+    Then the index run failed with "disk full while writing docs/notes.txt"
     And the store holds 33 fragments
     And searching for "zebras" finds "uko://doc/docs/notes.txt#paragraph-1"
     And searching for "giraffes" finds nothing
     When I index the folder "docs"
-    Then the index run indexed 2 files, found 2 unchanged and removed 0
-    And searching for "giraffes" finds "uko://doc/docs/notes.txt#paragraph-1"
+    Then the index run indexed 1 files, found 2 unchanged and removed 0
+
+  Scenario: A tokenizer change counts every root again, even one indexed before the change
+    Given a file "manual/usage.md" containing:
+      """
+      # Usage
+
+      Install it with pip, then index a folder.
+      """
+    And the folder "docs" is indexed
+    When the pipeline is reopened with the setting "tokenizer.name" at "cl100k_base"
+    And I index the folder "manual"
+    And I index the folder "docs"
+    Then the index run indexed 3 files, found 0 unchanged and removed 0
+    And every stored fragment's token count is its cl100k_base count
+
+  Scenario: A tokenizer change that is interrupted is finished by the next run
+    Given the setting "ingest.commit_seconds" is 0
+    And the folder "docs" is indexed
+    When the pipeline is reopened with the setting "tokenizer.name" at "cl100k_base"
+    And indexing "docs" is interrupted by an error when it reaches "docs/notes.txt"
+    And I index the folder "docs"
+    Then the index run indexed 1 files, found 2 unchanged and removed 0
+    And every stored fragment's token count is its cl100k_base count
 
   Scenario: Markdown sections: a preamble, code fences and repeated headings
     Given a file "manual/usage.md" containing:
@@ -206,7 +246,13 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
       print("still text")
       """
     When I index the folder "manual"
-    Then the index run saw 1 files, indexed 1 and skipped 1 as "parsed with syntax errors (indexed anyway)"
+    Then the index summary counts:
+      | what                     | count |
+      | files seen               | 1     |
+      | files indexed            | 1     |
+      | files with syntax errors | 1     |
+      | files skipped            | 0     |
+    And the index summary skipped nothing
     And searching for "still text" finds "uko://code/manual/broken.py#module"
 
   Scenario: Files that are too large, not UTF-8, or excluded in config are skipped

@@ -119,3 +119,41 @@ A Budget Of Zero Or Less Is A Clear Error
     Should Contain    ${error}    budget must be a positive number of tokens
     ${error}=    Run contextpipe And Expect Failure    query    ${QUESTION}    --budget    -5
     Should Contain    ${error}    budget must be a positive number of tokens
+
+Indexing The Project Folder Keeps What Was Indexed From Elsewhere
+    [Documentation]    A folder outside the project is stored under its absolute path;
+    ...    indexing the project folder (`index .`) must not take it for a vanished file.
+    ${elsewhere}=    Evaluate    tempfile.mkdtemp(prefix="contextpipe-elsewhere-")    modules=tempfile
+    Set Suite Variable    ${ELSEWHERE}    ${elsewhere}
+    Create File    ${elsewhere}/manual/zeppelin.md    # Zeppelins\n\nThe zeppelin manual.\n
+    ${result}=    Run contextpipe    index    ${elsewhere}/manual
+    Should Contain    ${result.stdout}    1 files seen, 1 indexed
+    ${result}=    Run contextpipe    index    .
+    Should Contain    ${result.stdout}    0 removed
+    ${context}=    Query As JSON    zeppelin manual    ${BUDGET}
+    ${paths}=    Evaluate    [f["source"]["path"] for f in $context["fragments"]]
+    Should Contain    ${paths}    ${elsewhere}/manual/zeppelin.md
+
+Forgetting A Root Removes Its Files And Says What It Removed
+    ${result}=    Run contextpipe    forget    ${ELSEWHERE}/manual
+    Should Match Regexp    ${result.stdout}    ^.*/manual: forgot 1 files, \\d+ fragments$
+    ${context}=    Query As JSON    zeppelin manual    ${BUDGET}
+    ${paths}=    Evaluate    [f["source"]["path"] for f in $context["fragments"]]
+    Should Not Contain    ${paths}    ${ELSEWHERE}/manual/zeppelin.md
+    ${error}=    Run contextpipe And Expect Failure    forget    ${ELSEWHERE}/manual
+    Should Contain    ${error}    nothing indexed at or under this path
+    [Teardown]    Remove Directory    ${ELSEWHERE}    recursive=True
+
+Indexing One File Indexes Only That File
+    Create File    ${PROJECT}/notes/todo.txt    Buy more zeppelin fuel.\n
+    Create File    ${PROJECT}/notes/later.txt    Sell the zeppelin.\n
+    ${result}=    Run contextpipe    index    notes/todo.txt
+    Should Match Regexp    ${result.stdout}    ^.*/notes/todo\\.txt: 1 files seen, 1 indexed,
+
+Stores And Virtual Environments In The Tree Are Not Walked, And The Summary Says So
+    Create File    ${PROJECT}/tools/env/pyvenv.cfg    home = /usr/bin\n
+    Create File    ${PROJECT}/tools/env/lib/site.py    BUDGET = 1\n
+    Run contextpipe    --store    tools/old-index    index    notes
+    ${result}=    Run contextpipe    index    tools
+    Should Contain    ${result.stdout}
+    ...    0 files seen, 0 indexed, 0 unchanged, 0 removed, 0 skipped; 2 folders not walked (1 contextpipe store, 1 virtual environment);

@@ -21,9 +21,10 @@ Indexing The json Package Prints Nodes, Edges, Fragments And Skipped Binary File
     ...    ${seen} files seen, ${PY_FILES} indexed, 0 unchanged, 0 removed, ${PYC_FILES} skipped;
     Should Contain    ${result.stdout}    ; ${PYC_FILES} binary or not UTF-8;
     ${counts}=    Should Match Regexp    ${result.stdout}
-    ...    ; (\\d+) nodes, (\\d+) edges, (\\d+) fragments written in \\d+\\.\\d\\d s
+    ...    ; (\\d+) nodes, (\\d+) declared edges, (\\d+) fragments written in \\d+\\.\\d\\d s
     Should Be True    int($counts[1]) > 0 and int($counts[2]) > 0 and int($counts[3]) > 0
     Should Match Regexp    ${result.stdout}    (?m)^store: .*\\(${counts}[3] fragments\\b
+    Set Suite Variable    ${NODES_WRITTEN}    ${{ int($counts[1]) }}
 
 Indexing It Again Changes Nothing
     ${result}=    Run contextpipe    index    json
@@ -32,7 +33,7 @@ Indexing It Again Changes Nothing
     ...    ${seen} files seen, 0 indexed, (\\d+) unchanged, 0 removed, (\\d+) skipped
     Should Be True    ${counts}[1] + ${counts}[2] == ${seen}    ${result.stdout}
     Should Be True    ${counts}[1] >= ${PY_FILES}    ${result.stdout}
-    Should Contain    ${result.stdout}    0 nodes, 0 edges, 0 fragments written
+    Should Contain    ${result.stdout}    0 nodes, 0 declared edges, 0 fragments written
 
 The Graph Shows That json/__init__.py Imports json/decoder.py
     ${result}=    Run contextpipe    graph    show    ${INIT}    --hops    1
@@ -65,6 +66,34 @@ Graph Stats Count Nodes By Kind And Edges By Type
         Should Be True    ${stats}[edges][${type}] > 0    no ${type} edges:\n${result.stdout}
     END
     Should Be True    ${stats}[edges][imports] >= 3    expected __init__ -> decoder, encoder...
+
+Graph Stats Agree With What Indexing Wrote
+    [Documentation]    The graph holds the nodes the first run wrote, plus the repository
+    ...    and the one folder (json/); one module per indexed file.
+    ${stats}=    Graph Stats As JSON
+    ${nodes}=    Evaluate    sum($stats["nodes"].values())
+    Should Be Equal As Integers    ${nodes}    ${NODES_WRITTEN + 2}
+    Should Be Equal As Integers    ${stats}[nodes][directory]    1
+    Should Be Equal As Integers    ${stats}[nodes][module]    ${PY_FILES}
+
+Indexing As JSON Lists Every Skipped File With Its Reason
+    ${result}=    Run contextpipe    index    json    --format    json
+    ${summary}=    Evaluate    json.loads($result.stdout)["roots"][0]    modules=json
+    ${skipped}=    Get Length    ${summary}[skipped_files]
+    Should Be Equal As Integers    ${skipped}    ${PYC_FILES}
+    Should Be Equal As Integers    ${summary}[files_seen]
+    ...    ${{ $summary["indexed"] + $summary["unchanged"] + $skipped }}
+    FOR    ${item}    IN    @{summary}[skipped_files]
+        Should Match Regexp    ${item}[path]    ^json/__pycache__/.*\\.pyc$
+        Should Be Equal    ${item}[reason]    binary or not UTF-8
+    END
+
+Indexing With --verbose Lists Every Skipped File With Its Reason
+    ${result}=    Run contextpipe    --verbose    index    json
+    ${lines}=    Get Lines Matching Regexp    ${result.stderr}
+    ...    ^event='skipped' level='info' path='json/__pycache__/[^']+\\.pyc' reason='binary or not UTF-8'    partial_match=True
+    ${count}=    Get Line Count    ${lines}
+    Should Be Equal As Integers    ${count}    ${PYC_FILES}    stderr:\n${result.stderr}
 
 Graph Stats As JSON Agree With The Text
     ${text}=    Run contextpipe    graph    stats

@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import os
+from unittest import mock
 
 from behave import given, step, then, when
 from behave.runner import Context
-from testkit import assemble, pipeline, report, result, write_files
+from testkit import assemble, index_project, index_summary, pipeline, report, result, write_files
 
-from contextpipe import ContextpipeError, ContextRequest, RequestFilters
-from contextpipe.ingest.indexer import IndexSummary
-
-
-def _index(context: Context, folder: str) -> None:
-    context.index_error = None
-    try:
-        (context.summary,) = pipeline(context).index([context.project / folder])
-    except ContextpipeError as exc:
-        context.index_error = exc
-
-
-def _summary(context: Context) -> IndexSummary:
-    assert context.index_error is None, f"indexing failed: {context.index_error}"
-    return context.summary
+from contextpipe import ContextpipeError, ContextRequest, RequestFilters, get_tokenizer
+from contextpipe.store import embedded
 
 
 @given('a binary file "{path}"')
@@ -34,12 +22,12 @@ def binary_file(context: Context, path: str) -> None:
 
 @given('the folder "{folder}" is indexed')
 def folder_indexed(context: Context, folder: str) -> None:
-    _index(context, folder)
+    index_project(context, folder)
 
 
 @when('I index the folder "{folder}"')
 def index_folder(context: Context, folder: str) -> None:
-    _index(context, folder)
+    index_project(context, folder)
 
 
 @when('I change "{path}" to:')
@@ -78,6 +66,37 @@ def interrupted_index(context: Context, folder: str, path: str) -> None:
         context.index_error = exc
 
 
+@when('indexing "{folder}" fails while writing the full-text entries of "{path}"')
+def failing_index(context: Context, folder: str, path: str) -> None:
+    real = embedded.identifier_words
+
+    def failing(text: str) -> str:
+        # Called for a file's full-text rows after its row, nodes and edges were written.
+        if path in text:
+            raise OSError(f"disk full while writing {path}")
+        return real(text)
+
+    context.index_error = None
+    try:
+        with mock.patch.object(embedded, "identifier_words", failing):
+            pipeline(context).index([context.project / folder])
+    except OSError as exc:
+        context.index_error = exc
+
+
+@then("every stored fragment's token count is its {name} count")
+def token_counts_are(context: Context, name: str) -> None:
+    count = get_tokenizer(name).count
+    store = pipeline(context).store
+    wrong = [
+        fragment.id
+        for node in store.nodes()
+        for fragment in store.variants(node.uri)
+        if fragment.token_count != count(fragment.text)
+    ]
+    assert not wrong, f"{len(wrong)} fragments counted otherwise, e.g. {wrong[:3]}"
+
+
 @then('the index run failed with "{message}"')
 def index_failed(context: Context, message: str) -> None:
     assert context.index_error is not None, "the index run did not fail"
@@ -88,7 +107,7 @@ def index_failed(context: Context, message: str) -> None:
 def index_summary_seen(
     context: Context, seen: int, indexed: int, skipped: int, reason: str
 ) -> None:
-    summary = _summary(context)
+    summary = index_summary(context)
     assert (summary.files_seen, summary.indexed) == (seen, indexed), summary
     assert dict(summary.skipped) == {reason: skipped}, summary
 
@@ -97,7 +116,7 @@ def index_summary_seen(
     "the index run indexed {indexed:d} files, found {unchanged:d} unchanged and removed {removed:d}"
 )
 def index_summary_changes(context: Context, indexed: int, unchanged: int, removed: int) -> None:
-    summary = _summary(context)
+    summary = index_summary(context)
     assert (summary.indexed, summary.unchanged, summary.removed) == (
         indexed,
         unchanged,
@@ -209,7 +228,7 @@ def latin1_file(context: Context, path: str) -> None:
 
 @then('the index run saw {seen:d} files and skipped them as "{first_reason}" and "{second_reason}"')
 def skipped_both(context: Context, seen: int, first_reason: str, second_reason: str) -> None:
-    summary = _summary(context)
+    summary = index_summary(context)
     assert (summary.files_seen, summary.indexed) == (seen, 0), summary
     assert dict(summary.skipped) == {first_reason: 1, second_reason: 1}, summary
 

@@ -38,6 +38,7 @@ from contextpipe import (
     get_tokenizer,
     hookimpl,
 )
+from contextpipe.ingest.indexer import IndexSummary
 from contextpipe.models import DetailDepth, content_hash, fragment_id
 
 #: A small documentation set and some code, as a user would index it.
@@ -386,6 +387,17 @@ def index_project(context: Context, folder: str = "") -> None:
         (context.summary,) = pipeline(context).index([context.project / folder])
     except ContextpipeError as exc:
         context.index_error = exc
+
+
+def index_summary(context: Context) -> IndexSummary:
+    """The summary `index_project` kept, after checking that its file counts add up: every
+    file seen is indexed, unchanged or skipped.
+    """
+    assert context.index_error is None, f"indexing failed: {context.index_error}"
+    summary: IndexSummary = context.summary
+    parts = summary.indexed + summary.unchanged + len(summary.skipped_files)
+    assert summary.files_seen == parts, f"seen {summary.files_seen} != {parts}: {summary}"
+    return summary
 
 
 def set_mtime(path: Path, when: datetime) -> None:

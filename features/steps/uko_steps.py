@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from behave import step, then
 from behave.runner import Context
-from testkit import pipeline
+from testkit import index_summary, pipeline
 
-from contextpipe.graph import graph_stats, load_graph, neighbourhood
+from contextpipe.graph import GraphStats, graph_stats, load_graph, neighbourhood
 from contextpipe.store.embedded import StoredNode
 
 #: Nodes that are the file itself or pieces of it, not definitions in it.
@@ -169,16 +171,27 @@ def no_edge_touches(context: Context, path: str) -> None:
     assert not touching, touching
 
 
-@then("the graph counts these nodes by kind:")
+def _stats(context: Context) -> GraphStats:
+    """`graph_stats`, after checking that it counts what the loaded graph holds."""
+    store = pipeline(context).store
+    stats = graph_stats(store)
+    graph = load_graph(store)
+    nodes = Counter(str(kind) for _, kind in graph.nodes(data="kind"))
+    edges = Counter(str(key) for _, _, key in graph.edges(keys=True))
+    assert (stats.nodes, stats.edges) == (dict(nodes), dict(edges)), (stats, nodes, edges)
+    return stats
+
+
+@step("the graph counts these nodes by kind:")
 def graph_counts_nodes(context: Context) -> None:
-    stats = graph_stats(load_graph(pipeline(context).store))
+    stats = _stats(context)
     expected = {row["kind"]: int(row["count"]) for row in context.table}
     assert stats.nodes == expected, stats.nodes
 
 
-@then("the graph counts these edges by type:")
+@step("the graph counts these edges by type:")
 def graph_counts_edges(context: Context) -> None:
-    stats = graph_stats(load_graph(pipeline(context).store))
+    stats = _stats(context)
     expected = {row["type"]: int(row["count"]) for row in context.table}
     assert stats.edges == expected, stats.edges
 
@@ -189,3 +202,10 @@ def neighbourhood_is(context: Context, uri: str, hops: int) -> None:
     found = neighbourhood(load_graph(pipeline(context).store), uri, hops)
     expected = _edge_rows(context)
     assert found == sorted(expected), "found:\n" + "\n".join(f"  {row}" for row in found)
+
+
+@then("the index summary's nodes are the graph's indexed nodes")
+def summary_nodes_are_graphs(context: Context) -> None:
+    stats = _stats(context)
+    indexed = sum(stats.nodes.values()) - stats.nodes["repository"] - stats.nodes["directory"]
+    assert index_summary(context).nodes_written == indexed, (index_summary(context), stats)

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -110,12 +111,23 @@ def init(obj: _Context) -> None:
 
 
 def _print_summary(summary: IndexSummary) -> None:
-    skipped = sum(summary.skipped.values())
+    """One line per root: the files seen (= indexed + unchanged + skipped), skip reasons,
+    folders not walked, and what was written.
+    """
+    skipped = len(summary.skipped_files)
     reasons = "".join(f"; {count} {reason}" for reason, count in sorted(summary.skipped.items()))
+    syntax = summary.with_syntax_errors
+    indexed = f"{summary.indexed} indexed" + (f" ({syntax} with syntax errors)" if syntax else "")
+    folders = summary.folders_skipped
+    not_walked = ""
+    if folders:
+        kinds = ", ".join(f"{count} {reason}" for reason, count in sorted(folders.items()))
+        total = sum(folders.values())
+        not_walked = f"; {total} {'folder' if total == 1 else 'folders'} not walked ({kinds})"
     click.echo(
-        f"{summary.root}: {summary.files_seen} files seen, {summary.indexed} indexed, "
-        f"{summary.unchanged} unchanged, {summary.removed} removed, {skipped} skipped{reasons}; "
-        f"{summary.nodes_written} nodes, {summary.edges_written} edges, "
+        f"{summary.root}: {summary.files_seen} files seen, {indexed}, "
+        f"{summary.unchanged} unchanged, {summary.removed} removed, {skipped} skipped{reasons}"
+        f"{not_walked}; {summary.nodes_written} nodes, {summary.edges_written} declared edges, "
         f"{summary.fragments_written} fragments written in {summary.seconds:.2f} s"
     )
 
@@ -163,11 +175,26 @@ class _LogProgress:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Move the store aside (kept, renamed with a time stamp) and index into a new one.",
+)
+@_format_option("text", "json", default="text")
 @click.pass_obj
-def index(obj: _Context, paths: tuple[Path, ...]) -> None:
-    """Index folders of text, markdown and source files (honours .gitignore)."""
+def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: str) -> None:
+    """Index folders or single files of text, markdown and source (honours .gitignore).
+
+    Each PATH is brought up to date: new and changed files are indexed, files that vanished
+    from under it are removed, files indexed from other paths are left alone (see
+    `contextpipe forget`). Skipped files are listed with -v and in --format json.
+    """
     with _errors():
         pipeline = obj.pipeline()
+        roots = pipeline.index_roots(paths)  # a mistyped path fails before anything moves
+        moved = pipeline.store.move_aside() if rebuild else None
+        if moved is not None and output_format == "text":
+            click.echo(f"moved the store aside to {moved}; indexing into a new one")
         if _stderr.is_terminal:
             columns = (
                 TextColumn("{task.description}"),
@@ -177,16 +204,40 @@ def index(obj: _Context, paths: tuple[Path, ...]) -> None:
                 TimeRemainingColumn(),
             )
             with Progress(*columns, console=_stderr, transient=True) as bar:
-                summaries = pipeline.index(paths, _BarProgress(bar))
+                summaries = pipeline.index(roots, _BarProgress(bar))
         else:
-            summaries = pipeline.index(paths, _LogProgress())
-        for summary in summaries:
-            _print_summary(summary)
+            summaries = pipeline.index(roots, _LogProgress())
         store = pipeline.store
-        click.echo(
-            f"store: {store.directory} ({store.count()} fragments, "
-            f"{store.searchable_count()} searchable)"
-        )
+        fragments, searchable = store.count(), store.searchable_count()
+    if output_format == "json":
+        result = {
+            "roots": [asdict(summary) for summary in summaries],
+            "store": {
+                "path": str(store.directory),
+                "fragments": fragments,
+                "searchable": searchable,
+            },
+            "moved_aside": None if moved is None else str(moved),
+        }
+        click.echo(json.dumps(result, indent=2))
+        return
+    for summary in summaries:
+        _print_summary(summary)
+    click.echo(f"store: {store.directory} ({fragments} fragments, {searchable} searchable)")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.pass_obj
+def forget(obj: _Context, paths: tuple[Path, ...]) -> None:
+    """Remove from the index every file indexed at or under each PATH (which need not exist
+    any more), with everything read from it, and say what went.
+    """
+    with _errors():
+        pipeline = obj.pipeline()
+        for path in paths:
+            done = pipeline.forget(path)
+            click.echo(f"{done.root}: forgot {done.files} files, {done.fragments} fragments")
 
 
 @cli.group()
@@ -202,7 +253,7 @@ def graph_stats_command(obj: _Context, output_format: str) -> None:
     with _errors():
         pipeline = obj.pipeline()
         pipeline.store.check()
-        stats = graph_stats(load_graph(pipeline.store))
+        stats = graph_stats(pipeline.store)
     if output_format == "json":
         click.echo(json.dumps({"nodes": stats.nodes, "edges": stats.edges}, indent=2))
         return

@@ -148,6 +148,23 @@ class IngestSettings(BaseModel):
         default_factory=list[str],
         description="Extra gitignore-style patterns to skip, on top of .gitignore files.",
     )
+    skip_virtualenvs: bool = Field(
+        default=True,
+        description="Do not walk Python virtual environments (folders holding pyvenv.cfg).",
+    )
+    skip_vcs: bool = Field(
+        default=True,
+        description="Do not walk version-control folders (.git, .hg, .svn, .bzr, .jj).",
+    )
+    commit_seconds: float = Field(
+        default=2.0,
+        ge=0.0,
+        allow_inf_nan=False,
+        description=(
+            "A long index run commits whole files at least this often, so that an"
+            " interrupted run keeps its work; 0 commits after every file."
+        ),
+    )
 
 
 class PluginSettings(BaseModel):

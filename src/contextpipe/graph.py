@@ -13,19 +13,23 @@ Resolution is best-effort and by name:
   else in a file the source file imports, else the only definition of that name anywhere;
   otherwise the edge is dropped (ambiguous or outside the index).
 - `links_to`: a markdown link to another indexed file.
+
+`graph_stats` counts what `build_graph` would hold without building it (the networkx graph
+of a large store takes seconds to build): both go through the same resolution.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 
 import networkx as nx
 
-from .store.embedded import EmbeddedStore, StoredEdge, StoredNode
+from .store.embedded import EdgeRow, EmbeddedStore, StoredEdge, StoredNode
 
 _NOT_DEFINITIONS = frozenset({"module", "document", "section", "paragraph", "block", "part"})
 _TYPE_KINDS = frozenset(
@@ -44,18 +48,28 @@ class GraphStats:
 class _Resolver:
     def __init__(self, nodes: list[StoredNode]) -> None:
         self.file_root: dict[str, str] = {}
-        self.by_name: defaultdict[str, list[StoredNode]] = defaultdict(list)
+        # Definitions by name, then by file (both in node order), and the types among them:
+        # a name like `__init__` has thousands of definitions, looked up once per call.
+        self.by_name: defaultdict[str, dict[str, list[StoredNode]]] = defaultdict(dict)
+        self.all_named: defaultdict[str, list[StoredNode]] = defaultdict(list)
+        self.types_named: defaultdict[str, list[StoredNode]] = defaultdict(list)
         self.by_suffix: defaultdict[str, list[str]] = defaultdict(list)
         for node in nodes:
             if node.parent is None:
                 self.file_root[node.path] = node.uri
             elif node.kind not in _NOT_DEFINITIONS:
-                self.by_name[node.name.rsplit(".", 1)[-1]].append(node)
+                name = node.name.rsplit(".", 1)[-1]
+                self.by_name[name].setdefault(node.path, []).append(node)
+                self.all_named[name].append(node)
+                if node.kind in _TYPE_KINDS:
+                    self.types_named[name].append(node)
         for path in sorted(self.file_root, key=lambda p: (p.count("/"), p)):
             parts = PurePosixPath(path).parts
             for start in range(len(parts)):
                 self.by_suffix["/".join(parts[start:])].append(path)
         self.imported: defaultdict[str, set[str]] = defaultdict(set)
+        # Answers of `symbol`, once `imported` is complete: a file calls the same names often.
+        self._symbols: dict[tuple[str, str], str | None] = {}
 
     def file(self, key: str, source_path: str) -> str | None:
         """The path of the file an import or link key names, if it is indexed."""
@@ -96,27 +110,83 @@ class _Resolver:
         return found[0] if found else None
 
     def symbol(self, name: str, source_path: str) -> str | None:
-        candidates = self.by_name.get(name, [])
-        if not candidates:
+        key = (name, source_path)
+        if key not in self._symbols:
+            self._symbols[key] = self._symbol(name, source_path)
+        return self._symbols[key]
+
+    def _symbol(self, name: str, source_path: str) -> str | None:
+        by_path = self.by_name.get(name)
+        if not by_path:
             return None
-        same_file = [c for c in candidates if c.path == source_path]
+        same_file = by_path.get(source_path)
         if same_file:
             return same_file[0].uri
-        imported = [c for c in candidates if c.path in self.imported[source_path]]
-        for pool in (imported, candidates):
+        imported = [n for path in self.imported[source_path] for n in by_path.get(path, ())]
+        imported_types = [n for n in imported if n.kind in _TYPE_KINDS]
+        for pool, types in (
+            (imported, imported_types),
+            (self.all_named[name], self.types_named.get(name, [])),
+        ):
             if len(pool) == 1:
                 return pool[0].uri
             # A constructor shares its class's name (Java, C++): the type is meant.
-            types = [c for c in pool if c.kind in _TYPE_KINDS]
             if len(types) == 1:
                 return types[0].uri
         return None
 
 
+_REPOSITORY = "uko://repo/"
+
+
+def _containment(resolver: _Resolver) -> Iterator[tuple[str, str, str | None]]:
+    """`contains` edges (parent, child, folder) from the repository through the folders to
+    every file; `folder` names a directory node the edge reaches first, else None.
+    """
+    folders: set[str] = set()
+    for path, uri in sorted(resolver.file_root.items()):
+        parent = _REPOSITORY
+        directory = ""
+        for part in PurePosixPath(path).parts[:-1]:
+            directory = f"{directory}{part}/"
+            folder = f"uko://dir/{directory}"
+            if folder not in folders:
+                folders.add(folder)
+                yield parent, folder, directory
+            parent = folder
+        yield parent, uri, None
+
+
+def _resolved(
+    resolver: _Resolver, declared: Sequence[EdgeRow], is_node: Callable[[str], bool]
+) -> Iterator[tuple[str, str, str]]:
+    """Declared edges resolved to (source, type, target) between nodes (see the module
+    docstring); edges that resolve to nothing or to their own source are left out.
+    """
+    # Imports first: name resolution prefers definitions in the files a file imports.
+    for _, kind, target, path in declared:
+        if kind == "imports" and (found := resolver.file(target, path)):
+            resolver.imported[path].add(found)
+    for source, kind, key, path in declared:
+        if not is_node(source):
+            continue
+        form, _, value = key.partition(":")
+        target: str | None
+        if form == "uri":
+            target = value if is_node(value) else None
+        elif form == "sym":
+            target = resolver.symbol(value, path)
+        else:
+            found = resolver.file(key, path)
+            target = resolver.file_root.get(found) if found else None
+        if target is not None and target != source:
+            yield source, kind, target
+
+
 def build_graph(nodes: list[StoredNode], edges: Iterable[StoredEdge]) -> nx.MultiDiGraph[str]:
     """The resolved graph of these nodes and declared edges (see the module docstring)."""
     graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-    graph.add_node("uko://repo/", kind="repository", name="repository", path="")
+    graph.add_node(_REPOSITORY, kind="repository", name="repository", path="")
     for node in nodes:
         graph.add_node(
             node.uri,
@@ -127,36 +197,13 @@ def build_graph(nodes: list[StoredNode], edges: Iterable[StoredEdge]) -> nx.Mult
             end_line=node.end_line,
         )
     resolver = _Resolver(nodes)
-    for path, uri in sorted(resolver.file_root.items()):
-        parent = "uko://repo/"
-        directory = ""
-        for part in PurePosixPath(path).parts[:-1]:
-            directory = f"{directory}{part}/"
-            folder = f"uko://dir/{directory}"
-            if folder not in graph:
-                graph.add_node(folder, kind="directory", name=directory, path=directory)
-                graph.add_edge(parent, folder, key="contains", type="contains")
-            parent = folder
-        graph.add_edge(parent, uri, key="contains", type="contains")
-    declared = list(edges)
-    # Imports first: name resolution prefers definitions in the files a file imports.
-    for edge in declared:
-        if edge.type == "imports" and (found := resolver.file(edge.target, edge.path)):
-            resolver.imported[edge.path].add(found)
-    for edge in declared:
-        if edge.source not in graph:
-            continue
-        kind, _, value = edge.target.partition(":")
-        target: str | None
-        if kind == "uri":
-            target = value if value in graph else None
-        elif kind == "sym":
-            target = resolver.symbol(value, edge.path)
-        else:
-            path = resolver.file(edge.target, edge.path)
-            target = resolver.file_root.get(path) if path else None
-        if target is not None and target != edge.source:
-            graph.add_edge(edge.source, target, key=edge.type, type=edge.type)
+    for parent, child, folder in _containment(resolver):
+        if folder is not None:
+            graph.add_node(child, kind="directory", name=folder, path=folder)
+        graph.add_edge(parent, child, key="contains", type="contains")
+    declared = [(e.source, e.type, e.target, e.path) for e in edges]
+    for source, kind, target in _resolved(resolver, declared, graph.__contains__):
+        graph.add_edge(source, target, key=kind, type=kind)
     return graph
 
 
@@ -165,11 +212,37 @@ def load_graph(store: EmbeddedStore) -> nx.MultiDiGraph[str]:
     return build_graph(store.nodes(), store.edges())
 
 
-def graph_stats(graph: nx.MultiDiGraph[str]) -> GraphStats:
-    """How many nodes of each kind and edges of each type the graph has."""
-    nodes = Counter(str(kind) for _, kind in graph.nodes(data="kind"))
-    edges = Counter(str(key) for _, _, key in graph.edges(keys=True))
-    return GraphStats(dict(sorted(nodes.items())), dict(sorted(edges.items())))
+def graph_stats(store: EmbeddedStore) -> GraphStats:
+    """How many nodes of each kind and edges of each type `load_graph(store)` would hold,
+    counted without building the graph, and remembered in the store until it changes. An
+    edge is counted once per source, target and type, as the graph keeps it.
+    """
+    with store.snapshot():
+        generation = store.generation()
+        kept = store.remembered("graph_stats", generation)
+        if kept is not None:
+            counts = json.loads(kept)
+            return GraphStats(counts["nodes"], counts["edges"])
+        stats = _count(store.nodes(), store.edge_rows())
+    store.remember("graph_stats", json.dumps(asdict(stats)), generation)
+    return stats
+
+
+def _count(nodes: list[StoredNode], declared: list[EdgeRow]) -> GraphStats:
+    resolver = _Resolver(nodes)
+    kinds = Counter(node.kind for node in nodes)
+    kinds["repository"] += 1
+    uris = {node.uri for node in nodes}
+    uris.add(_REPOSITORY)
+    edges: set[tuple[str, str, str]] = set()
+    for parent, child, folder in _containment(resolver):
+        if folder is not None:
+            kinds["directory"] += 1
+            uris.add(child)
+        edges.add((parent, "contains", child))
+    edges.update(_resolved(resolver, declared, uris.__contains__))
+    types = Counter(kind for _, kind, _ in edges)
+    return GraphStats(dict(sorted(kinds.items())), dict(sorted(types.items())))
 
 
 def neighbourhood(graph: nx.MultiDiGraph[str], uri: str, hops: int) -> list[tuple[str, str, str]]:

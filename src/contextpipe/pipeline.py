@@ -25,7 +25,14 @@ from .config import LoadedSettings, StrategySettings, load_settings
 from .errors import ConfigError, ContextpipeError
 from .executor import PlannedRun, StrategyExecutor
 from .fusion import RankedList, fuse
-from .ingest.indexer import IndexProgress, IndexSummary, IngestLimits, index_folder
+from .ingest.indexer import (
+    ForgetSummary,
+    IndexProgress,
+    IndexSummary,
+    IngestLimits,
+    forget_root,
+    index_folder,
+)
 from .logs import configure_logging, logger
 from .models import (
     AssembledContext,
@@ -113,23 +120,26 @@ class Pipeline:
     @property
     def ingest_limits(self) -> IngestLimits:
         """What `index` reads and how it cuts it, from `[ingest]`."""
-        ingest = self.settings.ingest
-        return IngestLimits(ingest.max_file_bytes, ingest.max_chunk_lines, tuple(ingest.exclude))
+        return IngestLimits.from_settings(self.settings.ingest)
 
     def index_roots(self, paths: Iterable[str | Path]) -> list[Path]:
-        """The folders `index(paths)` walks (a file's folder for a file)."""
+        """The roots `index(paths)` brings up to date: each path resolved (a folder, or
+        exactly one file); a path that does not exist is an error.
+        """
         roots: list[Path] = []
         for raw in paths:
             root = Path(raw).resolve()
             if not root.exists():
                 raise ContextpipeError(f"{raw}: no such file or directory")
-            roots.append(root if root.is_dir() else root.parent)
+            roots.append(root)
         return roots
 
     def index(
         self, paths: Iterable[str | Path], progress: IndexProgress | None = None
     ) -> list[IndexSummary]:
-        """Bring the store up to date with each folder (or file's folder) in `paths`."""
+        """Bring the store up to date with each folder or file in `paths`: add and update
+        what is there, remove what vanished from under it, leave other roots alone.
+        """
         return [
             index_folder(
                 self.store,
@@ -141,6 +151,12 @@ class Pipeline:
             )
             for root in self.index_roots(paths)
         ]
+
+    def forget(self, path: str | Path) -> ForgetSummary:
+        """Remove every indexed file at or under `path` (which need not exist any more)
+        from the store; an error when nothing is indexed there.
+        """
+        return forget_root(self.store, Path(path).resolve(), self.loaded.project_dir)
 
     def request(self, request_or_query: ContextRequest | str, **fields: Any) -> ContextRequest:
         """A validated request: a query string plus fields, or a request with fields replaced."""

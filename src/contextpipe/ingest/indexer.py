@@ -1,21 +1,31 @@
-"""`index`: walk a folder, parse what changed into nodes, fragments and edges, count
-tokens, and write it all in one transaction.
+"""`index`: walk a root (a folder, or one file), parse what changed into nodes, fragments
+and edges, count tokens, and write it file by file.
+
+Each file is written whole in one transaction (its row, nodes, fragments, full-text rows
+and edges), and the run commits at least every `commit_seconds`. So an interrupted run
+leaves every file at its old or its new state, queries during a run see each file old or
+new, and the next run redoes only what was not committed: a committed file has the size,
+mtime and tokenizer the store remembers, which is what makes a file "unchanged".
+
+A root owns the stored files at or under it (see `paths`): a run adds and updates those and
+removes those that vanished from under it, and never touches another root's files.
+`forget_root` removes a root's files on request.
 """
 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 import time
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from ..config import IngestSettings
+from ..errors import ContextpipeError
 from ..logs import logger
 from ..models import ContextFragment, DetailDepth, SourceRef, content_hash, fragment_id
 from ..store.embedded import (
@@ -27,9 +37,11 @@ from ..store.embedded import (
     StoreWriter,
 )
 from ..tokenizers import Tokenizer, get_tokenizer
+from ._workers import worker_pool
 from .history import Revision, git_revisions
 from .nodes import FileNodes, Node, file_nodes
-from .walk import SourceFile, walk_files
+from .paths import RootCover
+from .walk import SkippedFolder, SourceFile, WalkRules, walk
 
 _BINARY_SNIFF_BYTES = 8192
 # What the files table holds instead of a content hash for files it skipped.
@@ -38,20 +50,53 @@ _BINARY = "skipped:binary:"
 _BINARY_REASON = "binary or not UTF-8"
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A file or folder left out of the index, and why."""
+
+    path: str
+    reason: str
+
+
 @dataclass
 class IndexSummary:
-    """What one `index` run did."""
+    """What one `index` run did. Every file seen is indexed, unchanged or skipped:
+    `files_seen == indexed + unchanged + len(skipped_files)`. Files parsed with syntax
+    errors are indexed (as text where parsing failed), and also counted in
+    `with_syntax_errors`.
+    """
 
     root: str
     files_seen: int = 0
     indexed: int = 0
+    with_syntax_errors: int = 0
     unchanged: int = 0
     removed: int = 0
     fragments_written: int = 0
     nodes_written: int = 0
     edges_written: int = 0
-    skipped: Counter[str] = field(default_factory=Counter[str])
+    skipped_files: list[Skipped] = field(default_factory=list[Skipped])
+    skipped_folders: list[Skipped] = field(default_factory=list[Skipped])
     seconds: float = 0.0
+
+    @property
+    def skipped(self) -> Counter[str]:
+        """How many files were skipped, by reason."""
+        return Counter(item.reason for item in self.skipped_files)
+
+    @property
+    def folders_skipped(self) -> Counter[str]:
+        """How many folders were not walked, by reason."""
+        return Counter(item.reason for item in self.skipped_folders)
+
+
+@dataclass(frozen=True)
+class ForgetSummary:
+    """What `forget` removed."""
+
+    root: str
+    files: int
+    fragments: int
 
 
 class IndexProgress(Protocol):
@@ -64,11 +109,39 @@ class IndexProgress(Protocol):
 
 @dataclass(frozen=True)
 class IngestLimits:
-    """What `index` reads and how it cuts it (from `[ingest]`)."""
+    """What `index` reads, how it cuts it and how often it commits (from `[ingest]`)."""
 
     max_file_bytes: int
     max_chunk_lines: int
-    exclude: tuple[str, ...] = ()
+    rules: WalkRules = field(default_factory=WalkRules)
+    commit_seconds: float = 2.0
+
+    @classmethod
+    def from_settings(cls, settings: IngestSettings) -> IngestLimits:
+        """The limits `[ingest]` sets."""
+        return cls(
+            settings.max_file_bytes,
+            settings.max_chunk_lines,
+            WalkRules(tuple(settings.exclude), settings.skip_virtualenvs, settings.skip_vcs),
+            settings.commit_seconds,
+        )
+
+
+class _Batches:
+    """Commits the open transaction once it has been open `seconds`; called between files
+    only, so that a file is never split between two transactions.
+    """
+
+    def __init__(self, writer: StoreWriter, seconds: float) -> None:
+        self._writer = writer
+        self._seconds = seconds
+        self._since = time.monotonic()
+
+    def file_done(self) -> None:
+        now = time.monotonic()
+        if now - self._since >= self._seconds:
+            self._writer.commit()
+            self._since = now
 
 
 def index_folder(
@@ -79,58 +152,68 @@ def index_folder(
     limits: IngestLimits,
     progress: IndexProgress | None = None,
 ) -> IndexSummary:
-    """Bring the store up to date with the files under `root`.
+    """Bring the store up to date with the files at or under `root` (a folder or a file).
 
-    Unchanged files (same size and mtime, or same content) are not read again; files that
-    disappeared are removed with their nodes, fragments and edges. Everything is written
-    in one transaction, so an interrupted run leaves the previous index as it was.
+    Unchanged files (same size, mtime and tokenizer, or same content) are not read again;
+    files that disappeared from under `root` are removed with their nodes, fragments and
+    edges. Files are committed in batches (see the module docstring).
     """
     started = time.perf_counter()
     summary = IndexSummary(root=str(root))
-    prefix = _prefix(root, project_dir)
-    sources = list(walk_files(root, project_dir, limits.exclude, skip_dirs=[store.directory]))
+    sources: list[SourceFile] = []
+    for found in walk(root, project_dir, limits.rules, skip_dirs=[store.directory]):
+        if isinstance(found, SkippedFolder):
+            summary.skipped_folders.append(Skipped(found.relpath, found.reason))
+            logger.info("folder not walked", path=found.relpath, reason=found.reason)
+        else:
+            sources.append(found)
     if progress is not None:
         progress.started(str(root), len(sources))
     with store.writer() as writer:
-        # Token counts are stored per tokenizer: a new tokenizer means counting everything again.
-        recount = writer.get_meta("tokenizer") not in (None, tokenizer.name)
-        writer.set_meta("tokenizer", tokenizer.name)
-        ingest = _FileIngest(writer, limits, summary, root, project_dir)
-        known = writer.files(prefix)
+        batches = _Batches(writer, limits.commit_seconds)
+        cover = RootCover(root, project_dir)
+        known = {path: stored for path, stored in writer.files().items() if path in cover}
+        seen = {source.relpath for source in sources}
+        for path in sorted(set(known) - seen):
+            writer.remove_file(path)
+            summary.removed += 1
+            batches.file_done()
+        ingest = _FileIngest(writer, limits, summary, root, project_dir, tokenizer.name)
         jobs: list[_Job] = []
         for source in sources:
             summary.files_seen += 1
-            job = ingest.prepare(
-                source,
-                None if recount else known.get(source.relpath),
-                indexed_before=source.relpath in known,
-            )
+            job = ingest.prepare(source, known.get(source.relpath))
             if job is not None:
                 jobs.append(job)
-            elif progress is not None:
+                continue
+            batches.file_done()
+            if progress is not None:
                 progress.file(source.relpath)
         for job, analysed in zip(jobs, _analyse_all(jobs, limits, tokenizer), strict=True):
             if progress is not None:
                 progress.file(job.source.relpath)
             ingest.write(job, analysed)
-        for path in sorted(set(known) - {source.relpath for source in sources}):
-            writer.remove_file(path)
-            summary.removed += 1
+            batches.file_done()
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _prefix(root: Path, project_dir: Path) -> str:
-    root, project_dir = root.resolve(), project_dir.resolve()
-    if root == project_dir:
-        return ""
-    if root.is_relative_to(project_dir):
-        return root.relative_to(project_dir).as_posix() + "/"
-    return root.as_posix() + "/"
+def forget_root(store: EmbeddedStore, root: Path, project_dir: Path) -> ForgetSummary:
+    """Remove every stored file at or under `root` (which need not exist any more), with
+    everything read from it.
+    """
+    store.check()
+    with store.writer() as writer:
+        cover = RootCover(root, project_dir)
+        paths = sorted(path for path in writer.files() if path in cover)
+        if not paths:
+            raise ContextpipeError(f"{root}: nothing indexed at or under this path")
+        fragments = sum(writer.remove_file(path) for path in paths)
+    return ForgetSummary(str(root), len(paths), fragments)
 
 
 class _FileIngest:
-    """Indexes one file at a time into an open transaction."""
+    """Indexes one file at a time into an open write session."""
 
     def __init__(
         self,
@@ -139,12 +222,14 @@ class _FileIngest:
         summary: IndexSummary,
         root: Path,
         project_dir: Path,
+        tokenizer: str,
     ) -> None:
         self._writer = writer
         self._limits = limits
         self._summary = summary
         self._root = root
         self._project_dir = project_dir
+        self._tokenizer = tokenizer
         self._revisions: dict[str, Revision] | None = None
 
     def _revision(self, relpath: str) -> Revision | None:
@@ -153,55 +238,56 @@ class _FileIngest:
             self._revisions = git_revisions(self._root, self._project_dir)
         return self._revisions.get(relpath)
 
-    def prepare(
-        self, source: SourceFile, stored: StoredFile | None, indexed_before: bool
-    ) -> _Job | None:
-        """Settle a file that needs no parsing (unchanged, skipped); else the job to parse."""
+    def _skip(self, source: SourceFile, reason: str, marker: str | None = None) -> None:
+        """Count and log a skipped file; with a marker, remember it so that the next run
+        need not read it again.
+        """
+        self._summary.skipped_files.append(Skipped(source.relpath, reason))
+        logger.info("skipped", path=source.relpath, reason=reason)
+        if marker is not None:
+            stored = StoredFile(source.size, source.mtime_ns, marker, self._tokenizer)
+            self._writer.replace_file(source.relpath, stored, [], [], [])
+
+    def prepare(self, source: SourceFile, stored: StoredFile | None) -> _Job | None:
+        """Settle a file that needs no parsing (unchanged, skipped); else the job to parse.
+        Token counts are per tokenizer: a file counted with another one is parsed again.
+        """
         summary = self._summary
         too_large = f"larger than {self._limits.max_file_bytes} bytes"
         if stored and (stored.size, stored.mtime_ns) == (source.size, source.mtime_ns):
-            # Skipped files are remembered, so that the next run need not read them again.
             if stored.sha256.startswith(_BINARY):
-                summary.skipped[_BINARY_REASON] += 1
+                self._skip(source, _BINARY_REASON)
                 return None
-            if stored.sha256 != _TOO_LARGE:
+            if stored.sha256 == _TOO_LARGE and source.size > self._limits.max_file_bytes:
+                self._skip(source, too_large)
+                return None
+            if stored.sha256 != _TOO_LARGE and stored.tokenizer == self._tokenizer:
                 summary.unchanged += 1
                 return None
-            if source.size > self._limits.max_file_bytes:
-                summary.skipped[too_large] += 1
-                return None
-            stored = None  # the size limit was raised: index it now
         if source.size > self._limits.max_file_bytes:
-            summary.skipped[too_large] += 1
             logger.warning("skipped", path=source.relpath, reason=too_large, bytes=source.size)
-            marker = StoredFile(source.size, source.mtime_ns, _TOO_LARGE)
-            self._writer.replace_file(
-                source.relpath, marker, [], [], [], indexed_before=indexed_before
-            )
+            self._skip(source, too_large, _TOO_LARGE)
             return None
         data = source.path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
-        current = StoredFile(source.size, source.mtime_ns, digest)
-        if stored and stored.sha256 == digest:
+        current = StoredFile(source.size, source.mtime_ns, digest, self._tokenizer)
+        if stored and (stored.sha256, stored.tokenizer) == (digest, self._tokenizer):
             self._writer.touch_file(source.relpath, current)
             summary.unchanged += 1
             return None
         text = _decode(data)
         if text is None:
-            summary.skipped[_BINARY_REASON] += 1
-            marker = StoredFile(source.size, source.mtime_ns, f"{_BINARY}{digest}")
-            self._writer.replace_file(
-                source.relpath, marker, [], [], [], indexed_before=indexed_before
-            )
+            self._skip(source, _BINARY_REASON, f"{_BINARY}{digest}")
             return None
-        return _Job(source, current, text, indexed_before)
+        return _Job(source, current, text)
 
     def write(self, job: _Job, analysed: _Analysed) -> None:
         """Store a parsed file's nodes, edges and fragments."""
         summary, source, digest = self._summary, job.source, job.stored.sha256
         parsed = analysed.parsed
         if parsed.has_errors:
-            summary.skipped["parsed with syntax errors (indexed anyway)"] += 1
+            summary.with_syntax_errors += 1
+            logger.info("syntax errors", path=source.relpath)
         revision = self._revision(source.relpath)
         if revision is not None:
             modified, read_at = revision.committed_at, f"commit:{revision.commit}"
@@ -214,9 +300,7 @@ class _FileIngest:
             for n in parsed.nodes
         ]
         edges = [StoredEdge(s, kind, target, source.relpath) for s, kind, target in parsed.edges]
-        self._writer.replace_file(
-            source.relpath, job.stored, fragments, nodes, edges, indexed_before=job.indexed_before
-        )
+        self._writer.replace_file(source.relpath, job.stored, fragments, nodes, edges)
         summary.indexed += 1
         summary.fragments_written += len(fragments)
         summary.nodes_written += len(nodes)
@@ -262,7 +346,6 @@ class _Job:
     source: SourceFile
     stored: StoredFile
     text: str
-    indexed_before: bool
 
 
 @dataclass(frozen=True)
@@ -301,9 +384,7 @@ def _analyse_all(
     if workers < 2 or sum(len(job.text) for job in jobs) < _POOL_MIN_BYTES:
         yield from (_analyse(*argument) for argument in arguments)
         return
-    # forkserver: workers start clean, whatever threads (progress bars) this process runs.
-    context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with worker_pool(workers) as pool:
         yield from pool.map(_analyse, *zip(*arguments, strict=True), chunksize=8)
 
 

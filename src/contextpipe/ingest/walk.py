@@ -1,4 +1,19 @@
-"""Find the files under a folder that should be indexed, honouring .gitignore files."""
+"""Find the files under a root that should be indexed, honouring .gitignore files, and the
+folders that are not walked at all.
+
+Rules, in order:
+
+- A root that is a file is that file alone (gitignore rules do not apply: it was named).
+- A contextpipe store is never walked, wherever it is: a folder holding the store's
+  database file (`index.sqlite3`) is one, whatever its name, and so is anything inside it.
+- Version-control folders (`.git`, `.hg`, `.svn`, `.bzr`, `.jj`) and virtual environments
+  (folders holding `pyvenv.cfg`) below the root are skipped unless the rules say otherwise.
+- Folders in `skip_dirs` (the store being written) are passed over silently; symbolic
+  links are not followed; gitignore-style patterns (`.gitignore` files and `exclude`) apply.
+
+Every folder skipped for being a store, a virtual environment or version control is
+reported (as a `SkippedFolder`), so that a summary can say what was left out and why.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +24,15 @@ from pathlib import Path
 
 import pathspec
 
-# Version-control internals are never content, whatever .gitignore says.
-_ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
+from ..store.embedded import DATABASE_NAME
+from .paths import stored_name
+
+VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
+VENV_MARKER = "pyvenv.cfg"
+
+STORE_REASON = "contextpipe store"
+VENV_REASON = "virtual environment"
+VCS_REASON = "version control"
 
 
 @dataclass(frozen=True)
@@ -21,6 +43,23 @@ class SourceFile:
     relpath: str
     size: int
     mtime_ns: int
+
+
+@dataclass(frozen=True)
+class SkippedFolder:
+    """A folder the walk did not enter, and why."""
+
+    relpath: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class WalkRules:
+    """What the walk leaves out besides stores (from `[ingest]`)."""
+
+    exclude: Sequence[str] = ()
+    skip_virtualenvs: bool = True
+    skip_vcs: bool = True
 
 
 @dataclass(frozen=True)
@@ -41,17 +80,34 @@ def _load_gitignore(directory: Path) -> _Ignore | None:
     return _Ignore(directory, pathspec.GitIgnoreSpec.from_lines(lines))
 
 
-def walk_files(
-    root: Path, relative_to: Path, exclude: Sequence[str] = (), skip_dirs: Sequence[Path] = ()
-) -> Iterator[SourceFile]:
-    """Regular files under `root` in sorted order, skipping ignored files and `skip_dirs`.
+def _store_holding(path: Path) -> Path | None:
+    """The store folder that is `path` or contains it, if any."""
+    for folder in (path, *path.parents):
+        if (folder / DATABASE_NAME).is_file():
+            return folder
+    return None
 
-    `relpath` is relative to `relative_to` with '/' separators, so the same file has the same
-    name whichever sub-folder was indexed.
+
+def walk(
+    root: Path, relative_to: Path, rules: WalkRules, skip_dirs: Sequence[Path] = ()
+) -> Iterator[SourceFile | SkippedFolder]:
+    """Files under `root` in sorted order, and the folders skipped (see the module rules).
+
+    `relpath` is the name the store keeps (see `paths.stored_name`), so the same file has the
+    same name whichever folder was indexed.
     """
-    root = root.resolve()
+    root, base = root.resolve(), relative_to.resolve()
+    store = _store_holding(root if root.is_dir() else root.parent)
+    if store is not None:
+        yield SkippedFolder(stored_name(store, base), STORE_REASON)
+        return
+    if not root.is_dir():
+        yield _source(root, base)
+        return
     skipped = {p.resolve() for p in skip_dirs}
-    extra = _Ignore(root, pathspec.GitIgnoreSpec.from_lines(exclude)) if exclude else None
+    extra = (
+        _Ignore(root, pathspec.GitIgnoreSpec.from_lines(rules.exclude)) if rules.exclude else None
+    )
     ignores: dict[Path, list[_Ignore]] = {}
 
     def inherited(directory: Path) -> list[_Ignore]:
@@ -63,7 +119,6 @@ def walk_files(
         return ignores[directory]
 
     # A sub-folder of the project still obeys the .gitignore files above it.
-    base = relative_to.resolve()
     if root.is_relative_to(base):
         for ancestor in reversed(root.parents):
             if ancestor.is_relative_to(base):
@@ -71,11 +126,21 @@ def walk_files(
 
     for dirpath, dirnames, filenames in os.walk(root):
         directory = Path(dirpath)
+        if directory != root:
+            # The listing is at hand here: no extra system call to recognise a folder.
+            reason = _skip_reason(filenames, rules)
+            if reason is not None:
+                dirnames[:] = []
+                yield SkippedFolder(stored_name(directory, base), reason)
+                continue
         active = inherited(directory)
         kept: list[str] = []
         for name in sorted(dirnames):
             child = directory / name
-            if name in _ALWAYS_SKIPPED_DIRS or child in skipped or child.is_symlink():
+            if child in skipped or child.is_symlink():
+                continue
+            if rules.skip_vcs and name in VCS_DIRS:
+                yield SkippedFolder(stored_name(child, base), VCS_REASON)
                 continue
             if any(rule.matches(child, is_dir=True) for rule in active):
                 continue
@@ -87,17 +152,19 @@ def walk_files(
                 continue
             if any(rule.matches(path, is_dir=False) for rule in active):
                 continue
-            stat = path.stat()
-            yield SourceFile(
-                path=path,
-                relpath=_relative(path, relative_to),
-                size=stat.st_size,
-                mtime_ns=stat.st_mtime_ns,
-            )
+            yield _source(path, base)
 
 
-def _relative(path: Path, base: Path) -> str:
-    try:
-        return path.relative_to(base).as_posix()
-    except ValueError:
-        return path.as_posix()
+def _skip_reason(filenames: Sequence[str], rules: WalkRules) -> str | None:
+    if DATABASE_NAME in filenames:
+        return STORE_REASON
+    if rules.skip_virtualenvs and VENV_MARKER in filenames:
+        return VENV_REASON
+    return None
+
+
+def _source(path: Path, base: Path) -> SourceFile:
+    stat = path.stat()
+    return SourceFile(
+        path=path, relpath=stored_name(path, base), size=stat.st_size, mtime_ns=stat.st_mtime_ns
+    )

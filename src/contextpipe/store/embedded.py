@@ -1,9 +1,15 @@
 """The embedded store: one directory holding a SQLite database (WAL) with fragments, the
 files they came from, and an FTS5 index of the full-text fragments.
 
-Writers change the database only inside one transaction, so an interrupted `index` leaves
-the previous index intact. Readers get one connection per thread, since strategies run in
-worker threads.
+A writer commits whole files: everything read from one file (its row, nodes, fragments,
+full-text rows and edges) commits together or not at all, so an interrupted `index` leaves
+every file at its old or its new state and the next run redoes only what was not
+committed. Commits are frequent enough that the write-ahead log stays small. Readers get
+one connection per thread, since strategies run in worker threads.
+
+Opening checks, cheaply, that the database is one this version wrote and is whole: the
+file's header and size, the tables and their first and last rows. Damage is a `StoreError`
+that says what is wrong and what to run (`index --rebuild` moves the damaged store aside).
 """
 
 from __future__ import annotations
@@ -17,16 +23,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import cast
+from typing import Any, NamedTuple, cast
 
 from ..backends import TextHit
 from ..errors import StoreError
+from ..logs import logger
 from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
+from ._health import file_damage, inspect, is_damage
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 #: Nodes whose depth variants a reader thread remembers (see `EmbeddedStore.variants`).
 _VARIANTS_CACHED = 4_096
+#: The write-ahead log is cut back to this size after a checkpoint.
+_WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,7 +44,8 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
-    sha256 TEXT NOT NULL
+    sha256 TEXT NOT NULL,
+    tokenizer TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS fragments (
     rowid INTEGER PRIMARY KEY,
@@ -143,11 +154,14 @@ def fts_expression(terms: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class StoredFile:
-    """What the store remembers about an indexed file, to skip unchanged ones."""
+    """What the store remembers about an indexed file, to skip unchanged ones: its size,
+    mtime and content hash, and the tokenizer that counted its fragments' tokens.
+    """
 
     size: int
     mtime_ns: int
     sha256: str
+    tokenizer: str
 
 
 @dataclass(frozen=True)
@@ -162,9 +176,10 @@ class NewFragment:
     search_text: str | None
 
 
-@dataclass(frozen=True)
-class StoredNode:
-    """A UKO node as the store keeps it (the graph is built from these and the edges)."""
+class StoredNode(NamedTuple):
+    """A UKO node as the store keeps it (the graph is built from these and the edges). A
+    named tuple: a large store reads tens of thousands of them at once.
+    """
 
     uri: str
     kind: str
@@ -173,6 +188,10 @@ class StoredNode:
     start_line: int
     end_line: int
     parent: str | None
+
+
+#: A declared edge as a plain row: (source, type, target, path).
+EdgeRow = tuple[str, str, str, str]
 
 
 @dataclass(frozen=True)
@@ -204,6 +223,8 @@ class EmbeddedStore:
         connection.execute("PRAGMA foreign_keys = ON")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
+        # A checkpointed log is cut back to this size, so it never stays large.
+        connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
         return connection
 
     def _reader(self) -> sqlite3.Connection:
@@ -213,20 +234,81 @@ class EmbeddedStore:
                 raise StoreError(
                     f"{self.directory}: no index here; run `contextpipe index PATH` first"
                 )
-            connection = self._connect()
-            version = _schema_version(connection)
-            if version != SCHEMA_VERSION:
-                connection.close()
-                raise StoreError(
-                    f"{self.directory}: index has layout {version}, this contextpipe reads "
-                    f"{SCHEMA_VERSION}; run `contextpipe index PATH` to rebuild it"
-                )
+            connection = self._open_checked()
             self._local.connection = connection
         return connection
 
+    def _open_checked(self) -> sqlite3.Connection:
+        """A connection to a database that passed the cheap checks (see `_health`)."""
+        damage = file_damage(self.database)
+        if damage is not None:
+            raise StoreError(_damaged(self.database, damage))
+        with self._damage_reported():
+            connection = self._connect()
+            try:
+                found = inspect(connection, _SCHEMA, SCHEMA_VERSION)
+            except BaseException:
+                connection.close()
+                raise
+        if found.damage is None and not found.empty and found.version == SCHEMA_VERSION:
+            return connection
+        connection.close()
+        if found.damage is not None:
+            raise StoreError(_damaged(self.database, found.damage))
+        if found.empty:
+            raise StoreError(
+                f"{self.directory}: the first index was interrupted before it saved anything;"
+                " run `contextpipe index PATH` again"
+            )
+        raise StoreError(
+            f"{self.directory}: index has layout {found.version}, this contextpipe reads "
+            f"{SCHEMA_VERSION}; run `contextpipe index PATH` to upgrade or rebuild it"
+        )
+
     def check(self) -> None:
-        """Raise `StoreError` unless the index exists and has this version's layout."""
+        """Raise `StoreError` unless the index exists, has this version's layout and passes
+        the cheap damage checks.
+        """
         self._reader()
+
+    def damage(self) -> str | None:
+        """What is wrong with the store, in a few words (None: nothing found, or no store)."""
+        if not self.exists():
+            return None
+        try:
+            connection = self._open_checked()
+        except StoreError as exc:
+            return str(exc)
+        connection.close()
+        return None
+
+    def move_aside(self) -> Path | None:
+        """Rename the store folder to a timestamped sibling, `<name>.damaged-<UTC time>`
+        (`.previous-` when nothing is wrong with it), so that a new index starts empty and
+        nothing is lost. Returns the new folder, or None when there was no store folder.
+        """
+        if not self.directory.exists():
+            return None
+        label = "damaged" if self.damage() is not None else "previous"
+        self.close()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = self.directory.with_name(f"{self.directory.name}.{label}-{stamp}")
+        attempt = 1
+        while target.exists():
+            attempt += 1
+            target = self.directory.with_name(f"{self.directory.name}.{label}-{stamp}-{attempt}")
+        self.directory.rename(target)
+        return target
+
+    @contextmanager
+    def _damage_reported(self) -> Generator[None]:
+        """SQLite's errors for a damaged file become one `StoreError` line saying what to do."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            raise StoreError(_damaged(self.database, str(exc))) from None
 
     def close(self) -> None:
         """Close this thread's reader connection."""
@@ -238,53 +320,91 @@ class EmbeddedStore:
 
     @contextmanager
     def writer(self) -> Generator[StoreWriter]:
-        """A write transaction: everything inside commits together or not at all."""
+        """A write session: what the session did commits when `StoreWriter.commit` is called
+        and when the session ends; an exception rolls back only what was not committed yet.
+        An index of an older layout is rebuilt (in the first transaction); a damaged one is a
+        `StoreError`.
+        """
         self.directory.mkdir(parents=True, exist_ok=True)
-        connection = self._connect()
-        try:
-            connection.execute("BEGIN IMMEDIATE")
+        damage = file_damage(self.database) if self.exists() else None
+        if damage is not None:
+            raise StoreError(_damaged(self.database, damage))
+        with self._damage_reported():
+            connection = self._connect()
             try:
-                if _schema_version(connection) not in (None, SCHEMA_VERSION):
-                    # An index of an older layout is rebuilt, inside this same transaction.
-                    for table in ("fts", "edges", "nodes", "fragments", "files", "meta"):
-                        connection.execute(f"DROP TABLE IF EXISTS {table}")
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        connection.execute(statement)
-                writer = StoreWriter(connection)
-                writer.set_meta("schema_version", SCHEMA_VERSION)
-                yield writer
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-        finally:
-            connection.close()
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    self._prepare_schema(connection)
+                    yield StoreWriter(connection)
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+                # Leave a small log behind: what it held is in the database file now. A
+                # reader in the middle of a query delays that; do not wait long for it.
+                connection.execute("PRAGMA busy_timeout = 1000")
+                connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                connection.close()
         self.close()  # this thread's reader must not keep an old schema check
+
+    def _prepare_schema(self, connection: sqlite3.Connection) -> None:
+        found = inspect(connection, _SCHEMA, SCHEMA_VERSION)
+        if found.damage is not None:
+            raise StoreError(_damaged(self.database, found.damage))
+        if found.version == "3":
+            # Layout 3 kept one tokenizer for the whole store in meta: give it to every file,
+            # so that an upgrade keeps every root and counts nothing again.
+            connection.execute("ALTER TABLE files ADD COLUMN tokenizer TEXT NOT NULL DEFAULT ''")
+            connection.execute(
+                "UPDATE files SET tokenizer ="
+                " coalesce((SELECT value FROM meta WHERE key = 'tokenizer'), '')"
+            )
+            connection.execute("DELETE FROM meta WHERE key = 'tokenizer'")
+            connection.execute("INSERT INTO meta(key, value) VALUES ('generation', '0')")
+            connection.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("4",))
+            return
+        if not found.empty and found.version != SCHEMA_VERSION:
+            # An index of an older layout is rebuilt, inside this same transaction.
+            for table in ("fts", "edges", "nodes", "fragments", "files", "meta"):
+                connection.execute(f"DROP TABLE IF EXISTS {table}")
+        if found.empty or found.version != SCHEMA_VERSION:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+            connection.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (SCHEMA_VERSION,),
+            )
+            connection.execute("INSERT INTO meta(key, value) VALUES ('generation', '0')")
 
     # -- reading -----------------------------------------------------------------------
 
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """Every row of a query on this thread's reader; a damaged file is a `StoreError`."""
+        with self._damage_reported():
+            return self._reader().execute(sql, params).fetchall()
+
     def count(self) -> int:
         """How many fragments (all depths) the store holds."""
-        return int(self._reader().execute("SELECT count(*) FROM fragments").fetchone()[0])
+        return int(self._query("SELECT count(*) FROM fragments")[0][0])
 
     def searchable_count(self) -> int:
         """How many fragments the full-text index holds."""
-        return int(self._reader().execute("SELECT count(*) FROM fts").fetchone()[0])
+        return int(self._query("SELECT count(*) FROM fts")[0][0])
 
     def variants(self, uko_uri: str) -> list[ContextFragment]:
         """Every stored depth of one node, deepest first."""
-        connection = self._reader()
         # Packing asks for the same nodes request after request; the answers stay valid
         # until some connection commits (an index run), which changes data_version.
-        version = connection.execute("PRAGMA data_version").fetchone()[0]
+        version = self._query("PRAGMA data_version")[0][0]
         cache: dict[str, list[ContextFragment]] | None = getattr(self._local, "variants", None)
         if cache is None or self._local.variants_version != version:
             cache = self._local.variants = {}
             self._local.variants_version = version
         found = cache.get(uko_uri)
         if found is None:
-            rows = connection.execute(
+            rows = self._query(
                 f"SELECT {_FRAGMENT_COLUMNS} FROM fragments WHERE uri = ? ORDER BY depth DESC",
                 (uko_uri,),
             )
@@ -303,17 +423,13 @@ class EmbeddedStore:
         # before ranking dominates the query time on large stores. Filters may reject some
         # of the best rows, so a filtered search ranks a wider pool.
         pool = limit * 20 if where else limit
-        rows = (
-            self._reader()
-            .execute(
-                f"SELECT {_QUALIFIED_COLUMNS}, best.rank FROM ("
-                f"  SELECT rowid, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank FROM fts"
-                "   WHERE fts MATCH ? ORDER BY rank LIMIT ?"
-                ") AS best JOIN fragments ON fragments.rowid = best.rowid"
-                f" WHERE 1 {where} ORDER BY best.rank, fragments.id LIMIT ?",
-                (fts_expression(terms), pool, *params, limit),
-            )
-            .fetchall()
+        rows = self._query(
+            f"SELECT {_QUALIFIED_COLUMNS}, best.rank FROM ("
+            f"  SELECT rowid, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank FROM fts"
+            "   WHERE fts MATCH ? ORDER BY rank LIMIT ?"
+            ") AS best JOIN fragments ON fragments.rowid = best.rowid"
+            f" WHERE 1 {where} ORDER BY best.rank, fragments.id LIMIT ?",
+            (fts_expression(terms), pool, *params, limit),
         )
         hits: list[TextHit] = []
         for row in rows:
@@ -325,58 +441,99 @@ class EmbeddedStore:
 
     def nodes(self) -> list[StoredNode]:
         """Every node, in path and line order."""
-        rows = self._reader().execute(
+        rows = self._query(
             "SELECT uri, kind, name, path, start_line, end_line, parent FROM nodes"
             " ORDER BY path, start_line, uri"
         )
-        return [
-            StoredNode(
-                str(r[0]),
-                str(r[1]),
-                str(r[2]),
-                str(r[3]),
-                int(r[4]),
-                int(r[5]),
-                None if r[6] is None else str(r[6]),
-            )
-            for r in rows
-        ]
+        return [StoredNode._make(row) for row in rows]
 
     def edges(self) -> list[StoredEdge]:
         """Every declared edge, in a stable order."""
-        rows = self._reader().execute(
+        rows = self._query(
             "SELECT source, type, target, path FROM edges ORDER BY path, source, type, target"
         )
         return [StoredEdge(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
+    @contextmanager
+    def snapshot(self) -> Generator[None]:
+        """Reads inside see one state of the store, whatever writers commit meanwhile."""
+        connection = self._reader()
+        with self._damage_reported():
+            connection.execute("BEGIN")
+        try:
+            yield
+        finally:
+            connection.execute("COMMIT")
+
+    def generation(self) -> int:
+        """A number that grows with every commit that changed an indexed file."""
+        rows = self._query("SELECT value FROM meta WHERE key = 'generation'")
+        return int(rows[0][0]) if rows else 0
+
+    def remembered(self, key: str, generation: int) -> str | None:
+        """What `remember` kept under `key` at this `generation` (None: nothing, or older)."""
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (f"remembered:{key}",))
+        if not rows:
+            return None
+        kept_at, _, value = str(rows[0][0]).partition(":")
+        return value if kept_at == str(generation) else None
+
+    def remember(self, key: str, value: str, generation: int) -> None:
+        """Keep a value derived from the store at `generation` (see `remembered`), unless a
+        writer has changed the store since or holds it now: it is only a shortcut.
+        """
+        connection = self._connect()
+        try:
+            connection.execute("PRAGMA busy_timeout = 0")
+            connection.execute("BEGIN IMMEDIATE")
+            row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            if (int(row[0]) if row else 0) == generation:
+                connection.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                    (f"remembered:{key}", f"{generation}:{value}"),
+                )
+            connection.execute("COMMIT")
+        except sqlite3.OperationalError as exc:  # busy, or a read-only store
+            logger.debug("not remembered", key=key, reason=str(exc))
+        finally:
+            connection.close()
+
+    def edge_rows(self) -> list[EdgeRow]:
+        """Every declared edge as (source, type, target, path), in no particular order: the
+        fast way to read them all when order does not matter.
+        """
+        return cast(list[EdgeRow], self._query("SELECT source, type, target, path FROM edges"))
+
 
 class StoreWriter:
-    """Changes to the store inside one open transaction."""
+    """Changes to the store inside a write session (see `EmbeddedStore.writer`)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
         self._next_rowid: int | None = None
+        self._changed = False
 
-    def set_meta(self, key: str, value: str) -> None:
-        """Record a metadata value."""
-        self._connection.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+    def commit(self) -> None:
+        """Commit what was done so far and go on in a new transaction. Between the two,
+        another writer may take its turn.
+        """
+        self._connection.execute("COMMIT")
+        self._next_rowid = None  # another writer may have added fragments meanwhile
+        self._changed = False
+        self._connection.execute("BEGIN IMMEDIATE")
 
-    def get_meta(self, key: str) -> str | None:
-        """A metadata value as this transaction sees it."""
-        row = self._connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+    def _changing(self) -> None:
+        """Count this transaction in the store's generation, once."""
+        if not self._changed:
+            self._connection.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+            )
+            self._changed = True
 
-    def files(self, prefix: str) -> dict[str, StoredFile]:
-        """Indexed files whose path starts with `prefix` ('' for all)."""
-        rows = self._connection.execute(
-            "SELECT path, size, mtime_ns, sha256 FROM files WHERE substr(path, 1, ?) = ?",
-            (len(prefix), prefix),
-        )
-        return {str(r[0]): StoredFile(int(r[1]), int(r[2]), str(r[3])) for r in rows}
+    def files(self) -> dict[str, StoredFile]:
+        """Every indexed file, by stored name."""
+        rows = self._connection.execute("SELECT path, size, mtime_ns, sha256, tokenizer FROM files")
+        return {str(r[0]): StoredFile(int(r[1]), int(r[2]), str(r[3]), str(r[4])) for r in rows}
 
     def touch_file(self, path: str, stored: StoredFile) -> None:
         """Record a new size and mtime for a file whose content did not change."""
@@ -385,14 +542,16 @@ class StoreWriter:
             (stored.size, stored.mtime_ns, path),
         )
 
-    def remove_file(self, path: str) -> None:
-        """Forget a file and every fragment read from it."""
-        for (rowid,) in self._connection.execute(
+    def remove_file(self, path: str) -> int:
+        """Forget a file and everything read from it; returns how many fragments went."""
+        self._changing()
+        rowids = self._connection.execute(
             "SELECT rowid FROM fragments WHERE path = ?", (path,)
-        ).fetchall():
-            self._connection.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        ).fetchall()
+        self._connection.executemany("DELETE FROM fts WHERE rowid = ?", rowids)
         for table in ("fragments", "nodes", "edges", "files"):
             self._connection.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+        return len(rowids)
 
     def replace_file(
         self,
@@ -401,18 +560,13 @@ class StoreWriter:
         fragments: Iterable[NewFragment],
         nodes: Iterable[StoredNode],
         edges: Iterable[StoredEdge],
-        *,
-        indexed_before: bool = True,
     ) -> None:
-        """Write a file's fragments, nodes and edges, replacing what was indexed from it
-        (`indexed_before=False` skips looking for that on a file new to the store).
-        """
-        if indexed_before:
-            self.remove_file(path)
+        """Write a file's fragments, nodes and edges, replacing what was indexed from it."""
+        self.remove_file(path)
         execute, many = self._connection.execute, self._connection.executemany
         execute(
-            "INSERT INTO files(path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
-            (path, stored.size, stored.mtime_ns, stored.sha256),
+            "INSERT INTO files(path, size, mtime_ns, sha256, tokenizer) VALUES (?, ?, ?, ?, ?)",
+            (path, stored.size, stored.mtime_ns, stored.sha256, stored.tokenizer),
         )
         many(
             "INSERT INTO nodes(uri, kind, name, path, start_line, end_line, parent)"
@@ -473,12 +627,11 @@ class StoreWriter:
         many("INSERT INTO fts(rowid, title, text, words) VALUES (?, ?, ?, ?)", searchable)
 
 
-def _schema_version(connection: sqlite3.Connection) -> str | None:
-    try:
-        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.OperationalError:  # no meta table: nothing was ever written
-        return None
-    return None if row is None else str(row[0])
+def _damaged(database: Path, what: str) -> str:
+    return (
+        f"{database}: damaged ({what}); run `contextpipe index --rebuild PATH` to move it"
+        " aside and index again"
+    )
 
 
 def _filter_sql(filters: RequestFilters) -> tuple[str, list[str]]:

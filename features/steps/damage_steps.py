@@ -1,0 +1,121 @@
+"""Steps that damage the store's database the ways disks and people do, and check what
+every reader and the indexer say about it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from typing import Any
+
+from behave import step, then, when
+from behave.runner import Context
+from testkit import pipeline
+
+from contextpipe import StoreError
+from contextpipe.graph import graph_stats, load_graph
+
+
+def _reopen(context: Context) -> None:
+    """Forget the scenario's pipeline, as a new command would start afresh."""
+    if context.pipeline is not None:
+        context.pipeline.close()
+        context.pipeline = None
+
+
+def _cut(context: Context, size: Callable[[int], int]) -> None:
+    database = pipeline(context).store.database
+    _reopen(context)
+    os.truncate(database, size(database.stat().st_size))
+
+
+def _sql(context: Context, statement: str) -> None:
+    database = pipeline(context).store.database
+    _reopen(context)
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute(statement)
+        connection.commit()
+
+
+_DAMAGE: dict[str, Callable[[Context], None]] = {
+    "cut to its first page": lambda context: _cut(context, lambda _: 4096),
+    "cut in half": lambda context: _cut(context, lambda size: size // 2),
+    "missing its fragments table": lambda context: _sql(context, "DROP TABLE fragments"),
+    "missing its search index": lambda context: _sql(context, "DROP TABLE fts"),
+}
+
+
+@when("the store's database is left as an interrupted first index leaves it")
+def interrupted_first_index(context: Context) -> None:
+    """The schema's transaction never committed: an empty database in WAL mode."""
+    store = pipeline(context).store
+    _reopen(context)
+    for path in store.directory.iterdir():
+        path.unlink()
+    with closing(sqlite3.connect(store.database)) as connection:
+        connection.execute("PRAGMA journal_mode = WAL")
+
+
+@step("the store's database is {damage}")
+def damage_store(context: Context, damage: str) -> None:
+    store = pipeline(context).store
+    if damage == "overwritten with garbage":
+        _reopen(context)
+        store.database.write_bytes(bytes(range(256)) * 64)
+    else:
+        _DAMAGE[damage](context)
+    context.damaged_bytes = store.database.read_bytes()
+
+
+def _fails(action: Callable[[], Any], words: str) -> None:
+    try:
+        action()
+    except StoreError as exc:
+        message = str(exc)
+        assert words in message, f"the message is {message!r}"
+        assert "\n" not in message, f"not one line: {message!r}"
+        return
+    raise AssertionError("it did not fail")
+
+
+@then('the assembly error says "{words}"')
+def assembly_error_says(context: Context, words: str) -> None:
+    assert words in str(context.error), str(context.error)
+
+
+@then('loading the graph fails with StoreError saying "{words}"')
+def graph_fails(context: Context, words: str) -> None:
+    _fails(lambda: load_graph(pipeline(context).store), words)
+
+
+@then('counting the graph fails with StoreError saying "{words}"')
+def stats_fail(context: Context, words: str) -> None:
+    _fails(lambda: graph_stats(pipeline(context).store), words)
+
+
+@then('indexing the project fails with StoreError saying "{words}"')
+def index_fails(context: Context, words: str) -> None:
+    _fails(lambda: pipeline(context).index([context.project]), words)
+
+
+@when("the store is moved aside")
+def move_aside(context: Context) -> None:
+    context.moved = pipeline(context).store.move_aside()
+
+
+@then('it was moved to a sibling folder named like "{example}"')
+def moved_to(context: Context, example: str) -> None:
+    moved = context.moved
+    store = pipeline(context).store.directory
+    pattern = re.sub(r"\d", r"\\d", re.escape(example))
+    assert moved.parent == store.parent and re.fullmatch(pattern, moved.name), moved
+    assert not store.exists(), f"{store} is still there"
+
+
+@then("the moved folder holds the damaged database, byte for byte")
+def moved_intact(context: Context) -> None:
+    moved = context.moved / pipeline(context).store.database.name
+    assert moved.read_bytes() == context.damaged_bytes

@@ -1,0 +1,134 @@
+"""Steps for indexing several roots, forgetting one, indexing one file, and the folders an
+index run does not walk. Files "outside the project" live in a sibling folder of the
+project; in tables their stored names start with `<outside>/`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from behave import given, step, then, when
+from behave.runner import Context
+from testkit import index_project, index_summary, pipeline, write_files
+
+from contextpipe import ContextpipeError, Pipeline
+
+
+def _outside(context: Context) -> Path:
+    return (context.tmp / "outside").resolve()
+
+
+def _index_path(context: Context, path: Path) -> None:
+    context.index_error = None
+    try:
+        (context.summary,) = pipeline(context).index([path])
+    except ContextpipeError as exc:
+        context.index_error = exc
+
+
+@given('a file "{path}" outside the project containing:')
+def file_outside(context: Context, path: str) -> None:
+    write_files(_outside(context), {path: context.text + "\n"})
+
+
+@step('"{folder}" outside the project is indexed')
+@step('I index "{folder}" outside the project')
+def index_outside(context: Context, folder: str) -> None:
+    _index_path(context, _outside(context) / folder)
+
+
+@step('I index the file "{path}"')
+def index_file(context: Context, path: str) -> None:
+    index_project(context, path)
+
+
+@when('I delete "{path}" outside the project')
+def delete_outside(context: Context, path: str) -> None:
+    (_outside(context) / path).unlink()
+
+
+@when('I delete the folder "{folder}"')
+def delete_folder(context: Context, folder: str) -> None:
+    shutil.rmtree(context.project / folder)
+
+
+def _forget(context: Context, path: Path) -> None:
+    context.forget_error = None
+    try:
+        context.forgotten = pipeline(context).forget(path)
+    except ContextpipeError as exc:
+        context.forget_error = exc
+
+
+@when('I forget "{folder}" outside the project')
+def forget_outside(context: Context, folder: str) -> None:
+    _forget(context, _outside(context) / folder)
+
+
+@when('I forget the folder "{folder}"')
+def forget_folder(context: Context, folder: str) -> None:
+    _forget(context, context.project / folder)
+
+
+@then("it forgot {files:d} files and {fragments:d} fragments")
+def forgot(context: Context, files: int, fragments: int) -> None:
+    assert context.forget_error is None, f"forgetting failed: {context.forget_error}"
+    found = (context.forgotten.files, context.forgotten.fragments)
+    assert found == (files, fragments), context.forgotten
+
+
+@then('forgetting fails with ContextpipeError saying "{message}"')
+def forget_fails(context: Context, message: str) -> None:
+    assert isinstance(context.forget_error, ContextpipeError), context.forget_error
+    assert str(context.forget_error).endswith(message), str(context.forget_error)
+
+
+@then("the store holds the files:")
+def store_holds_files(context: Context) -> None:
+    outside = _outside(context).as_posix()
+    expected = sorted(row["path"].replace("<outside>", outside) for row in context.table)
+    found = sorted({node.path for node in pipeline(context).store.nodes()})
+    assert found == expected, f"the store holds {found}"
+
+
+@given('"{folder}" is indexed into a store in the folder "{store}"')
+def indexed_into_store(context: Context, folder: str, store: str) -> None:
+    other = Pipeline.open(store=context.project / store, project_dir=context.project)
+    try:
+        other.index([context.project / folder])
+    finally:
+        other.close()
+
+
+@then("the folders not walked are:")
+def folders_not_walked(context: Context) -> None:
+    found = [(item.path, item.reason) for item in index_summary(context).skipped_folders]
+    moved = getattr(context, "moved", None)  # a store moved aside, named `<moved>`
+    named = {"<moved>": moved.relative_to(context.project).as_posix()} if moved else {}
+    expected = [(named.get(row["path"], row["path"]), row["reason"]) for row in context.table]
+    assert found == expected, found
+
+
+@then("no folder was left unwalked")
+def no_folder_skipped(context: Context) -> None:
+    assert not index_summary(context).skipped_folders, index_summary(context).skipped_folders
+
+
+@given("the store is turned back into layout 3, as the previous version wrote it")
+def layout_3(context: Context) -> None:
+    """Layout 3 had no per-file tokenizer: one `tokenizer` entry in meta held it."""
+    database = pipeline(context).store.database
+    context.pipeline.close()
+    context.pipeline = None
+    with closing(sqlite3.connect(database)) as connection:
+        connection.executescript(
+            """
+            ALTER TABLE files DROP COLUMN tokenizer;
+            DELETE FROM meta WHERE key <> 'schema_version';
+            UPDATE meta SET value = '3' WHERE key = 'schema_version';
+            INSERT INTO meta(key, value) VALUES ('tokenizer', 'o200k_base');
+            """
+        )

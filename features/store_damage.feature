@@ -1,0 +1,55 @@
+Feature: A damaged store is reported in one line that says what to do, and rebuilt on request
+  Opening the store checks, cheaply, that its database is whole: the file header and size,
+  the tables and indexes, and their first and last entries. A truncated file, a file
+  overwritten with something else or a dropped table stops every command with one line
+  naming the file, what is wrong and what to run: `contextpipe index --rebuild PATH`, which
+  moves the damaged store aside (nothing is deleted) and indexes into a new one. A first
+  index that was interrupted before it saved anything says so.
+
+  Background:
+    Given the sample documentation is indexed
+
+  Scenario Outline: A store whose database is <damage> is reported as damaged by every reader
+    When the store's database is <damage>
+    And I ask for "budget" within 400 tokens
+    Then the assembly fails with StoreError saying "damaged (<what>"
+    And the assembly error says "run `contextpipe index --rebuild PATH`"
+    And loading the graph fails with StoreError saying "damaged (<what>"
+    And counting the graph fails with StoreError saying "damaged (<what>"
+    And indexing the project fails with StoreError saying "damaged (<what>"
+
+    Examples:
+      | damage                    | what                                            |
+      | cut to its first page     | truncated: 4,096 of                             |
+      | cut in half               | truncated:                                      |
+      | overwritten with garbage  | not an SQLite database: overwritten or cut short |
+      | missing its fragments table | table fragments is missing                    |
+      | missing its search index  | table fts is missing                            |
+
+  Scenario: Rebuilding moves the damaged store aside, keeps it as it was, and indexes anew
+    Given the store's database is cut in half
+    When the store is moved aside
+    Then it was moved to a sibling folder named like ".contextpipe.damaged-20250101T120000Z"
+    And the moved folder holds the damaged database, byte for byte
+    When I index the project
+    Then the index summary counts:
+      | what          | count |
+      | files indexed | 4     |
+    And the folders not walked are:
+      | path                                   | reason            |
+      | <moved>                                | contextpipe store |
+    When I ask for "budget" within 400 tokens
+    Then the context is not empty
+
+  Scenario: Moving a healthy store aside says it was not damaged
+    When the store is moved aside
+    Then it was moved to a sibling folder named like ".contextpipe.previous-20250101T120000Z"
+
+  Scenario: A first index that was interrupted before it saved anything says so
+    When the store's database is left as an interrupted first index leaves it
+    And I ask for "budget" within 400 tokens
+    Then the assembly fails with StoreError saying "the first index was interrupted before it saved anything; run `contextpipe index PATH` again"
+    When I index the project
+    Then the index summary counts:
+      | what          | count |
+      | files indexed | 4     |
