@@ -8,6 +8,7 @@ from behave import given, then
 from behave.runner import Context
 from testkit import (
     DEFAULT_TOKENIZER,
+    ScriptedAsyncStrategy,
     ScriptedStrategy,
     SlowAsyncStrategy,
     fragments_from_table,
@@ -64,6 +65,30 @@ def strategy_confidence_raising(context: Context, name: str, message: str) -> No
             raise KeyError(message)
 
     _add(context, Fussy(name, propose([])))
+
+
+@given('a strategy "{name}" whose confidence check takes {seconds:g} seconds, proposing:')
+def strategy_confidence_slow(context: Context, name: str, seconds: float) -> None:
+    class Ponderer(ScriptedStrategy):
+        def can_handle(self, request: ContextRequest, backends: object) -> float:
+            time.sleep(seconds)
+            return 1.0
+
+    _add(context, Ponderer(name, propose(fragments_from_table(context))))
+
+
+@given('an async strategy "{name}" that proposes:')
+def async_strategy_proposing(context: Context, name: str) -> None:
+    _add(context, ScriptedAsyncStrategy(name, propose(fragments_from_table(context))))
+
+
+@given('an async strategy "{name}" that blocks its event loop for {seconds:g} seconds')
+def async_strategy_blocking(context: Context, name: str, seconds: float) -> None:
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        time.sleep(seconds)  # a blocking call in async code: the contract forbids it
+        return []
+
+    _add(context, ScriptedAsyncStrategy(name, behaviour))
 
 
 @given('a strategy "{name}" that sleeps {seconds:g} seconds before proposing:')
