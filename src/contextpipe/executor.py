@@ -152,13 +152,15 @@ class _PlainBatch:
     thread may resume on a cold CPU. So one worker runs the calls one after another and
     wakes the loop once, with every result. If it has not finished after `_SPREAD_AFTER_S`,
     the loop delivers the results it has and hands the calls it has not started to workers
-    of their own: a slow or hung strategy holds up no other.
+    of their own: a slow or hung strategy holds up no other. `started` says when each call
+    began on its worker (`time.perf_counter()`), None before.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, calls: Sequence[Callable[[], object]]):
         self._loop = loop
         self._calls = list(calls)
         self.futures: list[asyncio.Future[object]] = [loop.create_future() for _ in calls]
+        self.started: list[float | None] = [None] * len(self._calls)
         self._lock = threading.Lock()
         self._next = 0  # the first call no worker has taken
         self._finished: list[_Result] = []  # results not yet handed to the loop
@@ -170,6 +172,7 @@ class _PlainBatch:
             self._timer = loop.call_later(_SPREAD_AFTER_S, self._spread)
 
     def _run(self, index: int) -> _Result:
+        self.started[index] = time.perf_counter()
         try:
             return index, None, self._calls[index]()
         except BaseException as exc:  # delivered to the awaiting side, which reports it
@@ -423,19 +426,30 @@ class StrategyExecutor:
         backends: Backends,
         global_deadline_ms: int,
     ) -> list[Confidence]:
-        """Each strategy's `can_handle`, in order. They run on workers; one that has not
-        answered within a tenth of the request's deadline (at least 50 ms) counts as
-        declining, with status `timeout`.
+        """Each strategy's `can_handle`, in order. They run on workers; one that has run
+        for a tenth of the request's deadline (at least 50 ms) without answering counts as
+        declining, with status `timeout`. The time a call waits for a worker to start it
+        is not held against it, up to the request's deadline.
         """
         if not strategies:
             return []
-        window_ms = _can_handle_window_ms(global_deadline_ms)
-        started = time.perf_counter()
+        window = _can_handle_window_ms(global_deadline_ms) / 1000
         calls = [functools.partial(_confidence, s, request, backends) for s in strategies]
         batch = _PlainBatch(asyncio.get_running_loop(), calls)
-        await asyncio.wait(batch.futures, timeout=window_ms / 1000)
-        elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
-        return [_answer(future, window_ms, elapsed_ms) for future in batch.futures]
+        give_up = time.perf_counter() + global_deadline_ms / 1000
+        while waiting := [i for i, future in enumerate(batch.futures) if not future.done()]:
+            now = time.perf_counter()
+            # By then each has run for the whole window (one not started yet is given the
+            # window from now, and looked at again).
+            horizon = min(give_up, max((batch.started[i] or now) + window for i in waiting))
+            if horizon <= now:
+                break
+            await asyncio.wait([batch.futures[i] for i in waiting], timeout=horizon - now)
+        now = time.perf_counter()
+        return [
+            _answer(future, round(window * 1000), round((now - (started or now)) * 1000, 3))
+            for future, started in zip(batch.futures, batch.started, strict=True)
+        ]
 
     async def run(
         self,
