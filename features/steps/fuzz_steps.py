@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import given as for_all
 from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
-from testkit import SAMPLE_URIS, StrategiesPlugin, make_fragment
+from testkit import SAMPLE_URIS, make_fragment, plugin_of
 
 from contextpipe import (
     AssembledContext,
@@ -47,7 +47,8 @@ from contextpipe.rendering import renderer_for
 
 CASES_ENV = "CONTEXTPIPE_FUZZ_CASES"
 BUILT_IN = "simple-keyword"
-#: How long a strategy that hangs or blocks takes: well past every deadline drawn.
+#: How long a strategy that hangs or blocks takes: past every deadline drawn plus the
+#: slack the scenarios allow, so that a request that waits for one breaks its deadline.
 HANG_S = 2.5
 DEADLINES_MS = (200, 400)
 TOKENIZERS = ("o200k_base", "cl100k_base")
@@ -162,6 +163,8 @@ def _strategy_specs(retrieve: Sequence[str]) -> st.SearchStrategy[StrategySpec]:
 
 @dataclass(frozen=True)
 class Case:
+    """One request and the generated strategies that run for it next to the built-in one."""
+
     strategies: tuple[StrategySpec, ...]
     query: str
     budget: int
@@ -528,8 +531,7 @@ def _run_case(pipe: Pipeline, case: Case) -> Outcome | None:
         kind = GeneratedAsync if spec.is_async else GeneratedPlain
         strategies.append(kind(name, spec, stored, seen))
         names[name] = spec
-    provided = list(strategies)
-    pipe.registry.register(StrategiesPlugin(lambda: provided), "fuzz-plugin")
+    pipe.registry.register(plugin_of(strategies), "fuzz-plugin")
     request = ContextRequest(
         query=case.query,
         budget=case.budget,
