@@ -76,7 +76,7 @@ Feature: Running strategies under deadlines, each in isolation
     And the assembly took less than 1.15 seconds
 
   Scenario: A strategy whose confidence check hangs counts as declining, and the request returns promptly
-    # can_handle has a tenth of the request's deadline (and at least 50 ms) to answer.
+    # can_handle has a tenth of the request's deadline (at least 100 ms) to answer.
     Given a strategy "ponderer" whose confidence check takes 3 seconds, proposing:
       | fragment | path      | lines | text                      |
       | musing   | musing.md | 1-2   | Still thinking about it.  |

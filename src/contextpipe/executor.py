@@ -73,15 +73,17 @@ class Confidence:
     elapsed_ms: float = 0.0
 
 
-#: `can_handle` has this share of the request's deadline to answer, and at least
-#: `CAN_HANDLE_MIN_MS`: the budget can only be split once every strategy has answered, and
-#: the rest of the deadline is for `retrieve`.
+#: `can_handle` has this share of the request's deadline to answer, at least
+#: `CAN_HANDLE_MIN_MS` (an instant one can be kept waiting that long by a busy machine or a
+#: garbage collection) but never more than half of it: the budget can only be split once
+#: every strategy has answered, and the rest of the deadline is for `retrieve`.
 CAN_HANDLE_SHARE = 0.1
-CAN_HANDLE_MIN_MS = 50
+CAN_HANDLE_MIN_MS = 100
 
 
 def _can_handle_window_ms(deadline_ms: int) -> int:
-    return min(deadline_ms, max(CAN_HANDLE_MIN_MS, round(deadline_ms * CAN_HANDLE_SHARE)))
+    floor = min(CAN_HANDLE_MIN_MS, deadline_ms // 2)
+    return max(floor, round(deadline_ms * CAN_HANDLE_SHARE))
 
 
 class _ContractError(Exception):
@@ -427,8 +429,8 @@ class StrategyExecutor:
         global_deadline_ms: int,
     ) -> list[Confidence]:
         """Each strategy's `can_handle`, in order. They run on workers; one that has run
-        for a tenth of the request's deadline (at least 50 ms) without answering counts as
-        declining, with status `timeout`. The time a call waits for a worker to start it
+        for a tenth of the request's deadline (at least 100 ms, at most half of it) without
+        answering counts as declining, with status `timeout`. The time a call waits for a worker to start it
         is not held against it, up to the request's deadline.
         """
         if not strategies:
