@@ -23,6 +23,19 @@ Feature: Running strategies under deadlines, each in isolation
     And the context holds the fragment "split"
     And the context holds the fragment "caps"
 
+  Scenario Outline: A strategy that <misbehaves> in <method> is reported as an error, and the request goes on
+    Given a strategy "rogue" that <misbehaves> in <method>
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "rogue" says error with a reason mentioning "<reason>"
+    And the context holds the fragment "split"
+
+    Examples:
+      | misbehaves                                  | method     | reason                                                 |
+      | calls sys.exit(3)                           | retrieve   | SystemExit: 3                                          |
+      | calls sys.exit(3)                           | can_handle | can_handle raised SystemExit: 3                        |
+      | raises an exception whose message is broken | retrieve   | UnreadableError (its message could not be read)             |
+      | raises an exception whose message is broken | can_handle | can_handle raised UnreadableError (its message could not be read) |
+
   Scenario: A strategy that blocks past its deadline times out, and the request returns promptly
     Given a strategy "stuck" that hangs for 3 seconds
     When I ask for "how is the budget split?" within 500 tokens

@@ -1,9 +1,10 @@
 Feature: Fuzzing plugin behaviour
-  Plugins are code someone else wrote. Hypothesis generates strategies that raise, hang or
-  block (plain and async, in retrieve and in can_handle), return junk, lie about their token
-  counts (6 MB of text claiming 1 token), propose ids that collide with each other's or with
-  stored fragments (a stored fragment's id with other text), or score NaN and infinity, and
-  runs them in random combinations next to the built-in simple-keyword strategy over a real
+  Plugins are code someone else wrote. Hypothesis generates strategies that raise (even
+  SystemExit, or an exception whose message cannot be read), hang or block (plain and
+  async, in retrieve and in can_handle), return junk, lie about their token counts (6 MB
+  of text claiming 1 token), propose ids that collide with each other's or with stored
+  fragments (a stored fragment's id with other text), or score NaN and infinity, and runs
+  them in random combinations next to the built-in simple-keyword strategy over a real
   indexed store. Whatever they do, the request succeeds, its output fits the budget
   (counted by a tokenizer of the test's own), it ends within its deadline plus a small
   constant, each strategy is reported for what it did, and no strategy is credited for

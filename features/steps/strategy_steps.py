@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 from behave import given, then
@@ -56,6 +57,39 @@ def strategy_raising(context: Context, name: str, error: str, message: str) -> N
         raise exception(message)
 
     _add(context, ScriptedStrategy(name, behaviour))
+
+
+class UnreadableError(Exception):
+    """An exception whose message cannot be made."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no message today")
+
+
+def _misbehave(misbehaviour: str) -> None:
+    if misbehaviour == "calls sys.exit(3)":
+        sys.exit(3)
+    assert misbehaviour == "raises an exception whose message is broken", misbehaviour
+    raise UnreadableError
+
+
+@given('a strategy "{name}" that {misbehaviour} in retrieve')
+def strategy_misbehaving(context: Context, name: str, misbehaviour: str) -> None:
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        _misbehave(misbehaviour)
+        return []
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('a strategy "{name}" that {misbehaviour} in can_handle')
+def strategy_misbehaving_in_can_handle(context: Context, name: str, misbehaviour: str) -> None:
+    class Rogue(ScriptedStrategy):
+        def can_handle(self, request: ContextRequest, backends: object) -> float:
+            _misbehave(misbehaviour)
+            return 1.0
+
+    _add(context, Rogue(name, propose([])))
 
 
 @given('a strategy "{name}" whose confidence check raises KeyError "{message}"')

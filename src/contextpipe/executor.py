@@ -90,6 +90,25 @@ class _ContractError(Exception):
     """The strategy returned something the contract does not allow."""
 
 
+class _PluginError(Exception):
+    """A strategy method raised. The message is made where the method ran: making it runs
+    the plugin's code (`__str__`), which may raise or hang too.
+    """
+
+
+#: What a strategy method may raise that is reported, not passed on: `sys.exit()` in a
+#: plugin ends neither the request nor the process.
+_RAISED = (Exception, SystemExit)
+
+
+def _described(exc: BaseException) -> str:
+    """`Type: message`, or just the type when the message cannot be made."""
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:
+        return f"{type(exc).__name__} (its message could not be read)"
+
+
 #: A strategy call to run on a worker; it returns what wakes the caller with its outcome.
 _Job = Callable[[], Callable[[], None]]
 
@@ -360,26 +379,41 @@ class _Call:
         return _accept(raw, self.plan.allocated_tokens)
 
     def plain(self) -> _Accepted:
-        raw = self._retrieve()
-        if inspect.isawaitable(raw):
-            if inspect.iscoroutine(raw):
-                raw.close()  # never to be awaited: no "never awaited" warning later
-            raise _ContractError("retrieve() returned an awaitable from a plain method")
-        return self._check(raw)
+        try:
+            raw = self._retrieve()
+            if inspect.isawaitable(raw):
+                if inspect.iscoroutine(raw):
+                    raw.close()  # never to be awaited: no "never awaited" warning later
+                raise _ContractError("retrieve() returned an awaitable from a plain method")
+            return self._check(raw)
+        except _ContractError:
+            raise
+        except _RAISED as exc:
+            raise _PluginError(_described(exc)) from None
 
     async def awaited(self) -> _Accepted:
-        return self._check(await cast(Awaitable[object], self._retrieve()))
+        try:
+            return self._check(await cast(Awaitable[object], self._retrieve()))
+        except _ContractError:
+            raise
+        except _RAISED as exc:
+            raise _PluginError(_described(exc)) from None
 
 
 def _confidence(strategy: ContextStrategy, request: ContextRequest, backends: Backends) -> float:
     """On a worker: `can_handle`'s answer as a float (converting it runs plugin code too)."""
-    answer: object = strategy.can_handle(request, backends)
+    try:
+        answer: object = strategy.can_handle(request, backends)
+    except _RAISED as exc:
+        raise _PluginError(f"can_handle raised {_described(exc)}") from None
     try:
         return float(cast(Any, answer))
     except (TypeError, ValueError):
         raise _ContractError(
             f"can_handle returned {reprlib.repr(answer)}, expected a value in [0, 1]"
         ) from None
+    except _RAISED as exc:
+        raise _PluginError(f"can_handle's answer raised {_described(exc)}") from None
 
 
 def _answer(future: asyncio.Future[object], window_ms: int, elapsed_ms: float) -> Confidence:
@@ -388,10 +422,8 @@ def _answer(future: asyncio.Future[object], window_ms: int, elapsed_ms: float) -
         reason = f"can_handle gave no answer within {window_ms} ms; counted as declining"
         return Confidence(0.0, "timeout", reason, elapsed_ms)
     error = future.exception()
-    if isinstance(error, _ContractError):
+    if error is not None:  # _ContractError or _PluginError: their message is ours
         return Confidence(0.0, "error", str(error))
-    if error is not None:
-        return Confidence(0.0, "error", f"can_handle raised {type(error).__name__}: {error}")
     value = cast(float, future.result())
     if not 0.0 <= value <= 1.0:
         return Confidence(0.0, "error", f"can_handle returned {value}, expected a value in [0, 1]")
@@ -430,8 +462,8 @@ class StrategyExecutor:
     ) -> list[Confidence]:
         """Each strategy's `can_handle`, in order. They run on workers; one that has run
         for a tenth of the request's deadline (at least 100 ms, at most half of it) without
-        answering counts as declining, with status `timeout`. The time a call waits for a worker to start it
-        is not held against it, up to the request's deadline.
+        answering counts as declining, with status `timeout`. The time a call waits for a
+        worker to start it is not held against it, up to the request's deadline.
         """
         if not strategies:
             return []
@@ -508,10 +540,10 @@ class StrategyExecutor:
             accepted, cut = cast(_Accepted, await _within(pending, seconds))
         except TimeoutError:
             return outcome("timeout", self._late(call, deadline_ms))
-        except _ContractError as exc:
+        except (_ContractError, _PluginError) as exc:  # their message is ours
             return outcome("error", str(exc))
-        except Exception as exc:  # a plugin's failure is reported, never raised
-            return outcome("error", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # never raised: its loop closed under it, say
+            return outcome("error", _described(exc))
         reason = (
             f"cut {len(cut)} candidates over its allocation of {plan.allocated_tokens} tokens"
             if cut
