@@ -74,6 +74,16 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def fuzz(session: nox.Session) -> None:
+    """The plugin fuzz test (features/plugin_fuzz.feature) at 10,000 cases per scenario;
+    CONTEXTPIPE_FUZZ_CASES sets another count. Not a default session: it takes a while.
+    """
+    cases = os.environ.get("CONTEXTPIPE_FUZZ_CASES", "10000")
+    behave = "behave features/plugin_fuzz.feature --format plain --no-capture".split()
+    session.run(*behave, env={"CONTEXTPIPE_FUZZ_CASES": cases})
+
+
+@nox.session
 def robot(session: nox.Session) -> None:
     """Robot Framework suites under robot/: the real CLI in fresh temporary folders."""
     output = _fresh_reports("robot")

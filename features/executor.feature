@@ -23,6 +23,19 @@ Feature: Running strategies under deadlines, each in isolation
     And the context holds the fragment "split"
     And the context holds the fragment "caps"
 
+  Scenario Outline: A strategy that <misbehaves> in <method> is reported as an error, and the request goes on
+    Given a strategy "rogue" that <misbehaves> in <method>
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "rogue" says error with a reason mentioning "<reason>"
+    And the context holds the fragment "split"
+
+    Examples:
+      | misbehaves                                  | method     | reason                                                 |
+      | calls sys.exit(3)                           | retrieve   | SystemExit: 3                                          |
+      | calls sys.exit(3)                           | can_handle | can_handle raised SystemExit: 3                        |
+      | raises an exception whose message is broken | retrieve   | UnreadableError (its message could not be read)             |
+      | raises an exception whose message is broken | can_handle | can_handle raised UnreadableError (its message could not be read) |
+
   Scenario: A strategy that blocks past its deadline times out, and the request returns promptly
     Given a strategy "stuck" that hangs for 3 seconds
     When I ask for "how is the budget split?" within 500 tokens
@@ -52,6 +65,41 @@ Feature: Running strategies under deadlines, each in isolation
     Then the report of "stubborn" says timeout with a reason mentioning "deadline of 200 ms"
     And the assembly took less than 1.5 seconds
     And the context holds the fragment "caps"
+
+  Scenario: An async strategy that blocks its event loop holds up only itself
+    # time.sleep in async code breaks the contract, and is an easy mistake to make. Each
+    # async strategy runs on an event loop of its own, so it blocks only that one.
+    Given an async strategy "sleepwalker" that blocks its event loop for 3 seconds
+    And an async strategy "courteous" that proposes:
+      | fragment | path      | lines | text                                    |
+      | polite   | polite.md | 1-2   | An async strategy that answers at once. |
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "sleepwalker" says timeout with a reason mentioning "blocked its event loop"
+    And the report of "courteous" says ok
+    And the report of "steady" says ok
+    And the assembly took less than 1.5 seconds
+    And the context holds the fragment "split"
+    And the context holds the fragment "polite"
+
+  Scenario: A blocked event loop does not hold the request past its own deadline
+    Given an async strategy "sleepwalker" that blocks its event loop for 3 seconds
+    When I ask for "how is the budget split?" within 500 tokens with a deadline of 150 ms
+    Then the report of "sleepwalker" says timeout with a reason mentioning "deadline of 150 ms"
+    And the report of "steady" says ok
+    And the assembly took less than 1.15 seconds
+
+  Scenario: A strategy whose confidence check hangs counts as declining, and the request returns promptly
+    # can_handle has a tenth of the request's deadline (at least 100 ms) to answer.
+    Given a strategy "ponderer" whose confidence check takes 3 seconds, proposing:
+      | fragment | path      | lines | text                      |
+      | musing   | musing.md | 1-2   | Still thinking about it.  |
+    When I ask for "how is the budget split?" within 500 tokens with a deadline of 1000 ms
+    Then the report of "ponderer" says timeout with a reason mentioning "can_handle gave no answer within 100 ms"
+    And the report of "ponderer" shows an elapsed time of at least 100 ms
+    And the report of "steady" says ok
+    And the context holds the fragment "split"
+    And the context does not hold the fragment "musing"
+    And the assembly took less than 2 seconds
 
   Scenario: The request's own deadline is shorter than the strategy's
     Given a strategy "stuck" that hangs for 3 seconds

@@ -61,6 +61,14 @@ Feature: Strategy plugins
     And the report of "simple-keyword" says ok
     And the context holds a fragment proposed by "simple-keyword" of plugin "contextpipe 0.1.0"
 
+  Scenario: A plugin that is slow to load is reported with its load time and a warning
+    # Every command loads every plugin: a slow import or hook makes them all slow.
+    Given the installed package "cp-slow-plugin" takes 0.7 seconds to import and 0.6 seconds in its hook to provide the strategy "sluggish"
+    When the plugins are discovered while capturing the log
+    Then the plugin "cp-slow-plugin" is ok and provides "sluggish"
+    And the plugin "cp-slow-plugin" took at least 1300 ms to load
+    And the log warns that the plugin "cp-slow-plugin" is slow, with its load time
+
   Scenario: A plugin denied in config.toml does not load
     Given the project config file:
       """

@@ -13,6 +13,7 @@ The Built-in Strategy Is Listed With Its Distribution And Status
     Should Match Regexp    ${line}    contextpipe \\d+\\.\\d+
     Should Match Regexp    ${line}    \\bok\\b
     Should Contain    ${line}    text
+    Should Match Regexp    ${line}    \\b\\d+ ms\\b
 
 The List Is Also Available As JSON
     ${rows}=    Strategies As JSON
@@ -24,6 +25,7 @@ The List Is Also Available As JSON
     Should Be Equal As Numbers    ${row}[quality]    0.3
     Should Be Equal    ${row}[needs]    ${{ ["text"] }}
     Should Be Empty    ${row}[error]
+    Should Be True    ${row}[load_ms] >= 0
 
 Explain Says What A Strategy Does
     ${result}=    Run contextpipe    explain    simple-keyword

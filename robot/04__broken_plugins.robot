@@ -100,3 +100,39 @@ Failing Strategies Are Warned About On Stderr In Text Formats
     Should Contain    ${result.stdout}    \### docs/
     Should Contain    ${result.stderr}    contextpipe: warning: failing: error: RuntimeError
     Should Contain    ${result.stderr}    contextpipe: warning: hanging: timeout:
+
+Strategies That Stall In can_handle Or Block Their Event Loop Do Not Hold The Query
+    [Documentation]    can_handle sleeps 10 s in one strategy, an async retrieve calls
+    ...    time.sleep(10) in the other; the query's deadline is 2 s.
+    ${site}=    A Plugin Distribution    stalling    stalling_plugin
+    ${started}=    Evaluate    time.monotonic()    modules=time
+    ${context}=    Query As JSON    budget    300    --deadline-ms    2000
+    ...    env:PYTHONPATH=${site}
+    ${elapsed}=    Evaluate    time.monotonic() - ${started}    modules=time
+    Should Be True    ${context}[elapsed_ms] < 3000
+    ...    the request took ${context}[elapsed_ms] ms against a deadline of 2000 ms
+    Should Be True    ${elapsed} < 8    the command took ${elapsed} s
+    ${report}=    Report For    ${context}    pondering
+    Should Be Equal    ${report}[status]    timeout
+    Should Contain    ${report}[reason]    can_handle gave no answer within 200 ms
+    Should Be True    ${report}[elapsed_ms] >= 200
+    ${report}=    Report For    ${context}    sleepwalking
+    Should Be Equal    ${report}[status]    timeout
+    Should Contain    ${report}[reason]    blocked its event loop
+    ${report}=    Report For    ${context}    simple-keyword
+    Should Be Equal    ${report}[status]    ok
+    Should Not Be Empty    ${context}[fragments]
+
+A Plugin That Is Slow To Load Is Listed With Its Load Time And Warned About
+    ${site}=    A Plugin Distribution    slow    slow_plugin
+    ${result}=    Run contextpipe    strategies    env:PYTHONPATH=${site}
+    ${line}=    Line Of Output Containing    ${result.stdout}    contextpipe-slow
+    Should Match Regexp    ${line}    \\b\\d{4,} ms \\(slow\\)
+    Should Contain    ${result.stderr}    event='slow plugin'
+    Should Contain    ${result.stderr}    plugin='slow'
+    Should Contain    ${result.stderr}    load_ms=
+    ${rows}=    Strategies As JSON    env:PYTHONPATH=${site}
+    ${row}=    Row For    ${rows}    slow
+    Should Be True    ${row}[load_ms] >= 1500
+    ${row}=    Row For    ${rows}    simple-keyword
+    Should Be True    ${row}[load_ms] >= 0

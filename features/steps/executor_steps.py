@@ -90,3 +90,9 @@ def assembled_event(context: Context) -> None:
 def ask_with_weight(context: Context, query: str, budget: int, name: str, weight: float) -> None:
     selection = {name: StrategySelection(weight=weight)}
     assemble(context, ContextRequest(query=query, budget=budget, strategies=selection))
+
+
+@then('the report of "{name}" shows an elapsed time of at least {milliseconds:d} ms')
+def elapsed_at_least(context: Context, name: str, milliseconds: int) -> None:
+    strategy_report = report(context, name)
+    assert strategy_report.elapsed_ms >= milliseconds, strategy_report

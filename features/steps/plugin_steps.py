@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from behave import given, then, when
 from behave.runner import Context
+from structlog.testing import capture_logs
 from testkit import (
     ScriptedStrategy,
     StrategiesPlugin,
@@ -127,6 +128,23 @@ def installed_plugin(context: Context, distribution: str, strategy: str) -> None
     )
 
 
+@given(
+    'the installed package "{distribution}" takes {import_s:g} seconds to import and'
+    ' {hook_s:g} seconds in its hook to provide the strategy "{strategy}"'
+)
+def installed_slow_plugin(
+    context: Context, distribution: str, import_s: float, hook_s: float, strategy: str
+) -> None:
+    module = distribution.replace("-", "_") + "_module"
+    source = _DEMO_PLUGIN.replace("{strategy}", strategy)
+    source = source.replace(
+        "    return [DemoStrategy()]", f"    time.sleep({hook_s})\n    return [DemoStrategy()]"
+    )
+    install_distribution(
+        context, distribution, module, f"import time\ntime.sleep({import_s})\n{source}"
+    )
+
+
 @given('the installed package "{distribution}" fails to import with {error} "{message}"')
 def installed_broken_plugin(context: Context, distribution: str, error: str, message: str) -> None:
     module = distribution.replace("-", "_") + "_module"
@@ -136,6 +154,28 @@ def installed_broken_plugin(context: Context, distribution: str, error: str, mes
 @when("the plugins are discovered")
 def plugins_discovered(context: Context) -> None:
     pipeline(context)
+
+
+@when("the plugins are discovered while capturing the log")
+def plugins_discovered_capturing(context: Context) -> None:
+    with capture_logs() as events:
+        pipeline(context)
+    context.log_events = list(events)
+
+
+@then('the plugin "{name}" took at least {milliseconds:d} ms to load')
+def plugin_load_time(context: Context, name: str, milliseconds: int) -> None:
+    plugin = _plugin(pipeline(context).plugins, name)
+    assert plugin.load_ms >= milliseconds, plugin
+
+
+@then('the log warns that the plugin "{name}" is slow, with its load time')
+def slow_plugin_warned(context: Context, name: str) -> None:
+    plugin = _plugin(pipeline(context).plugins, name)
+    warnings = [e for e in context.log_events if e["event"] == "slow plugin"]
+    assert [(e["log_level"], e["plugin"], e["load_ms"]) for e in warnings] == [
+        ("warning", name, plugin.load_ms)
+    ], warnings
 
 
 def _plugin(plugins: list[PluginInfo], name: str) -> PluginInfo:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 from behave import given, then
 from behave.runner import Context
 from testkit import (
     DEFAULT_TOKENIZER,
+    ScriptedAsyncStrategy,
     ScriptedStrategy,
     SlowAsyncStrategy,
     fragments_from_table,
@@ -57,6 +59,39 @@ def strategy_raising(context: Context, name: str, error: str, message: str) -> N
     _add(context, ScriptedStrategy(name, behaviour))
 
 
+class UnreadableError(Exception):
+    """An exception whose message cannot be made."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no message today")
+
+
+def _misbehave(misbehaviour: str) -> None:
+    if misbehaviour == "calls sys.exit(3)":
+        sys.exit(3)
+    assert misbehaviour == "raises an exception whose message is broken", misbehaviour
+    raise UnreadableError
+
+
+@given('a strategy "{name}" that {misbehaviour} in retrieve')
+def strategy_misbehaving(context: Context, name: str, misbehaviour: str) -> None:
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        _misbehave(misbehaviour)
+        return []
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('a strategy "{name}" that {misbehaviour} in can_handle')
+def strategy_misbehaving_in_can_handle(context: Context, name: str, misbehaviour: str) -> None:
+    class Rogue(ScriptedStrategy):
+        def can_handle(self, request: ContextRequest, backends: object) -> float:
+            _misbehave(misbehaviour)
+            return 1.0
+
+    _add(context, Rogue(name, propose([])))
+
+
 @given('a strategy "{name}" whose confidence check raises KeyError "{message}"')
 def strategy_confidence_raising(context: Context, name: str, message: str) -> None:
     class Fussy(ScriptedStrategy):
@@ -64,6 +99,30 @@ def strategy_confidence_raising(context: Context, name: str, message: str) -> No
             raise KeyError(message)
 
     _add(context, Fussy(name, propose([])))
+
+
+@given('a strategy "{name}" whose confidence check takes {seconds:g} seconds, proposing:')
+def strategy_confidence_slow(context: Context, name: str, seconds: float) -> None:
+    class Ponderer(ScriptedStrategy):
+        def can_handle(self, request: ContextRequest, backends: object) -> float:
+            time.sleep(seconds)
+            return 1.0
+
+    _add(context, Ponderer(name, propose(fragments_from_table(context))))
+
+
+@given('an async strategy "{name}" that proposes:')
+def async_strategy_proposing(context: Context, name: str) -> None:
+    _add(context, ScriptedAsyncStrategy(name, propose(fragments_from_table(context))))
+
+
+@given('an async strategy "{name}" that blocks its event loop for {seconds:g} seconds')
+def async_strategy_blocking(context: Context, name: str, seconds: float) -> None:
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        time.sleep(seconds)  # a blocking call in async code: the contract forbids it
+        return []
+
+    _add(context, ScriptedAsyncStrategy(name, behaviour))
 
 
 @given('a strategy "{name}" that sleeps {seconds:g} seconds before proposing:')

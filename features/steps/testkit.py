@@ -293,6 +293,15 @@ class ScriptedStrategy:
         return f"{self.name}: a strategy scripted by a scenario"
 
 
+class ScriptedAsyncStrategy(ScriptedStrategy):
+    """A scripted strategy whose `retrieve` is an `async def` running the behaviour."""
+
+    async def retrieve(  # type: ignore[override]
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> object:
+        return super().retrieve(request, backends, budget)
+
+
 @dataclass
 class SlowAsyncStrategy:
     """An `async` strategy that awaits `seconds` before answering with nothing; a stubborn

@@ -34,7 +34,7 @@ from .ingest.indexer import IndexSummary
 from .logs import configure_logging
 from .models import AssembledContext, OutputFormat, RequestFilters, StrategySelection, json_schema
 from .pipeline import Pipeline
-from .registry import commented_default_config
+from .registry import SLOW_LOAD_MS, commented_default_config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -370,7 +370,7 @@ def _why_empty(context: AssembledContext, pipeline: Pipeline, filtered: bool) ->
 @_format_option("text", "json", default="text")
 @click.pass_obj
 def strategies(obj: _Context, output_format: str) -> None:
-    """List every strategy plugin, with its distribution, version and status."""
+    """List every strategy plugin, with its distribution, version, status and load time."""
     with _errors():
         pipeline = obj.pipeline()
     rows: list[dict[str, Any]] = []
@@ -389,12 +389,15 @@ def strategies(obj: _Context, output_format: str) -> None:
                     "quality": strategy.quality if strategy else None,
                     "needs": sorted(strategy.required_backends) if strategy else [],
                     "error": plugin.error,
+                    "load_ms": plugin.load_ms,
                 }
             )
     if output_format == "json":
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table("strategy", "plugin", "distribution", "status", "quality", "needs", "error")
+    table = Table(
+        "strategy", "plugin", "distribution", "status", "quality", "needs", "load", "error"
+    )
     for row in rows:
         table.add_row(
             row["strategy"],
@@ -403,9 +406,17 @@ def strategies(obj: _Context, output_format: str) -> None:
             row["status"],
             "" if row["quality"] is None else f"{row['quality']:.2f}",
             ", ".join(row["needs"]),
+            _load_time(row["status"], row["load_ms"]),
             row["error"],
         )
     Console(width=200).print(table)
+
+
+def _load_time(status: str, load_ms: float) -> str:
+    """A plugin's load time for the table: blank when it was not loaded, marked when slow."""
+    if status == "disabled":
+        return ""
+    return f"{load_ms:.0f} ms" + (" (slow)" if load_ms > SLOW_LOAD_MS else "")
 
 
 @cli.command()

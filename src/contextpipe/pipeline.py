@@ -198,9 +198,9 @@ class Pipeline:
         timings: dict[str, float] = {}
         packer = self._packer(renderer, tokenizer)
 
-        plans, skipped = self._plan(request, backends, packer.frame_tokens(request))
-        mark = time.perf_counter()
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
+        plans, skipped = await self._plan(request, backends, packer.frame_tokens(request), deadline)
+        mark = time.perf_counter()
         outcomes = await self._executor.run(plans, request, backends, deadline)
         timings["strategies"] = _ms(mark)
 
@@ -306,13 +306,17 @@ class Pipeline:
             return override.weight if override.weight is not None else configured
         return configured
 
-    def _plan(
+    async def _plan(
         self,
         request: ContextRequest,
         backends: Backends,
         frame_tokens: int,
+        deadline_ms: int,
     ) -> tuple[list[PlannedRun], list[StrategyReport]]:
-        """Which strategies run, with what allocation; reports for those that do not."""
+        """Which strategies run, with what allocation; reports for those that do not. The
+        request's deadline starts here: `can_handle` answers within it too.
+        """
+        request_ends = time.perf_counter() + deadline_ms / 1000
         wanted = request.strategies
         if wanted:
             unknown = sorted(set(wanted) - set(self.registry.strategies))
@@ -323,54 +327,42 @@ class Pipeline:
                 )
         available = backends.available()
         skipped: list[StrategyReport] = []
-        candidates: list[tuple[RegisteredStrategy, float, StrategySettings, float]] = []
+        eligible: list[tuple[RegisteredStrategy, StrategySettings]] = []
         for registered in self.strategies:
             strategy = registered.strategy
             if wanted and strategy.name not in wanted:
                 continue
-
-            def skip(status: StrategyStatus, reason: str, confidence: float = 0.0) -> None:
-                skipped.append(
-                    StrategyReport(
-                        name=strategy.name,  # noqa: B023 - called before the loop moves on
-                        plugin=registered.plugin.label,  # noqa: B023
-                        status=status,
-                        reason=reason,
-                        confidence=confidence,
-                    )
-                )
-
             config = self.settings.strategy(strategy.name)
             if not config.enabled:
-                skip("skipped", "disabled in config")
+                skipped.append(_skipped(registered, "skipped", "disabled in config"))
                 continue
             missing = sorted(strategy.required_backends - available)
             if missing:
-                skip(
-                    "skipped",
-                    f"needs backend {', '.join(missing)}, which the store lacks"
-                    + ("" if self.store.exists() else " (nothing indexed yet)"),
+                reason = f"needs backend {', '.join(missing)}, which the store lacks" + (
+                    "" if self.store.exists() else " (nothing indexed yet)"
                 )
+                skipped.append(_skipped(registered, "skipped", reason))
                 continue
-            try:
-                confidence = float(strategy.can_handle(request, backends))
-            except Exception as exc:  # a plugin's failure is reported, never raised
-                skip("error", f"can_handle raised {type(exc).__name__}: {exc}")
-                continue
-            if not 0.0 <= confidence <= 1.0:
-                skip("error", f"can_handle returned {confidence}, expected a value in [0, 1]")
-                continue
-            weight = self._weight(strategy.name, config.weight, request)
-            if confidence == 0.0 or weight == 0.0:
-                skip(
-                    "skipped",
-                    "can_handle returned 0 for this request"
-                    if confidence == 0.0
-                    else "weight is 0",
-                    confidence,
+            eligible.append((registered, config))
+
+        answers = await self._executor.confidences(
+            [registered.strategy for registered, _ in eligible], request, backends, deadline_ms
+        )
+        candidates: list[tuple[RegisteredStrategy, float, StrategySettings, float]] = []
+        for (registered, config), answer in zip(eligible, answers, strict=True):
+            confidence = answer.value
+            weight = self._weight(registered.strategy.name, config.weight, request)
+            if answer.status != "ok":
+                skipped.append(
+                    _skipped(registered, answer.status, answer.reason, elapsed_ms=answer.elapsed_ms)
                 )
-                continue
-            candidates.append((registered, confidence, config, weight))
+            elif confidence == 0.0:
+                reason = "can_handle returned 0 for this request"
+                skipped.append(_skipped(registered, "skipped", reason))
+            elif weight == 0.0:
+                skipped.append(_skipped(registered, "skipped", "weight is 0", confidence))
+            else:
+                candidates.append((registered, confidence, config, weight))
 
         usable = max(0, request.budget - frame_tokens)
         shares = self._allocator.allocate(
@@ -395,18 +387,40 @@ class Pipeline:
                 weight=weight,
                 allocated_tokens=shares[registered.strategy.name],
                 deadline_ms=config.deadline_ms or executor.strategy_deadline_ms,
+                request_ends=request_ends,
             )
             for registered, confidence, config, weight in candidates
         ]
         return plans, skipped
 
     def close(self) -> None:
-        """Release the store's connections and the event loops `assemble` kept."""
+        """Release the store's connections, the event loops `assemble` kept and those of
+        async strategies.
+        """
         self.store.close()
+        self._executor.close()
         for loop in list(self._loops.values()):
             if not loop.is_running():
                 loop.close()
         self._loops.clear()
+
+
+def _skipped(
+    registered: RegisteredStrategy,
+    status: StrategyStatus,
+    reason: str,
+    confidence: float = 0.0,
+    elapsed_ms: float = 0.0,
+) -> StrategyReport:
+    """The report of a strategy that does not run for this request."""
+    return StrategyReport(
+        name=registered.strategy.name,
+        plugin=registered.plugin.label,
+        status=status,
+        reason=reason,
+        confidence=confidence,
+        elapsed_ms=elapsed_ms,
+    )
 
 
 def _ms(since: float) -> float:

@@ -1,13 +1,16 @@
 """Discover strategy plugins through entry points, each loaded inside its own guard.
 
 A plugin that fails to import, raises in its hook, or returns something that is not a list
-of strategies is recorded as `broken` with its error; every other plugin still works.
+of strategies is recorded as `broken` with its error; every other plugin still works. Each
+plugin's load time (its import and its hook) is recorded, and one slower than
+`SLOW_LOAD_MS` is logged as a warning: every command pays for it.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
 from typing import Literal, cast
 
@@ -17,9 +20,13 @@ from pydantic import BaseModel
 from . import hookspecs
 from .config import Settings, default_config_toml, disabled_plugins
 from .errors import ConfigError
+from .logs import logger
 from .strategy import ContextStrategy
 
 PluginStatus = Literal["ok", "broken", "disabled"]
+
+#: A plugin taking longer than this to load (import and hook) is logged as a warning.
+SLOW_LOAD_MS = 1000.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,7 @@ class PluginInfo:
     status: PluginStatus
     error: str = ""
     strategies: tuple[str, ...] = ()
+    load_ms: float = 0.0  # its import (for an entry point) and its hook; 0 when not loaded
 
     @property
     def label(self) -> str:
@@ -86,6 +94,7 @@ class StrategyRegistry:
         allowed = frozenset(settings.plugins.allow)
         found = sorted(entry_points(group=hookspecs.ENTRY_POINT_GROUP), key=lambda ep: ep.name)
         for entry_point in _unique(found):
+            started = time.perf_counter()
             distribution, version = _distribution(entry_point)
             if entry_point.name in denied or (allowed and entry_point.name not in allowed):
                 registry.plugins.append(
@@ -101,30 +110,36 @@ class StrategyRegistry:
             try:
                 plugin = entry_point.load()
             except Exception as exc:  # a broken plugin must not take the others down
-                registry.plugins.append(
-                    PluginInfo(
-                        entry_point.name,
-                        distribution,
-                        version,
-                        "broken",
-                        f"import failed: {type(exc).__name__}: {exc}",
-                    )
-                )
+                error = f"import failed: {type(exc).__name__}: {exc}"
+                info = PluginInfo(entry_point.name, distribution, version, "broken", error)
+                registry.plugins.append(_timed(info, started))
                 continue
-            registry.register(plugin, entry_point.name, distribution, version)
+            registry.register(plugin, entry_point.name, distribution, version, started=started)
         return registry
 
     def register(
-        self, plugin: object, name: str, distribution: str = "", version: str = ""
+        self,
+        plugin: object,
+        name: str,
+        distribution: str = "",
+        version: str = "",
+        *,
+        started: float | None = None,
     ) -> PluginInfo:
-        """Register a plugin object (a module or instance with hook implementations)."""
-        info = self._load(plugin, name, distribution or name, version)
+        """Register a plugin object (a module or instance with hook implementations).
+        `started` is when loading it began (`time.perf_counter()`, before its import); its
+        load time counts from then, else from now.
+        """
+        since = time.perf_counter() if started is None else started
+        info = self._load(plugin, name, distribution or name, version, since)
         self.plugins.append(info)
         return info
 
-    def _load(self, plugin: object, name: str, distribution: str, version: str) -> PluginInfo:
+    def _load(
+        self, plugin: object, name: str, distribution: str, version: str, started: float
+    ) -> PluginInfo:
         def broken(error: str) -> PluginInfo:
-            return PluginInfo(name, distribution, version, "broken", error)
+            return _timed(PluginInfo(name, distribution, version, "broken", error), started)
 
         try:
             self._manager.register(plugin, name=name)
@@ -164,7 +179,8 @@ class StrategyRegistry:
             self._manager.unregister(plugin)
             owner = self.strategies[clashes[0]].plugin.name
             return broken(f"strategy {clashes[0]!r} is already registered by plugin {owner!r}")
-        info = PluginInfo(name, distribution, version, "ok", "", tuple(s.name for s in strategies))
+        provided = tuple(s.name for s in strategies)
+        info = _timed(PluginInfo(name, distribution, version, "ok", "", provided), started)
         for strategy in strategies:
             self.strategies[strategy.name] = RegisteredStrategy(strategy, info)
         return info
@@ -184,6 +200,21 @@ def commented_default_config() -> str:
         model = getattr(registered.strategy, "options", None)
         options[name] = model if isinstance(model, BaseModel) else None
     return default_config_toml(options)
+
+
+def _timed(info: PluginInfo, started: float) -> PluginInfo:
+    """`info` with its load time since `started`; a slow one is logged as a warning."""
+    load_ms = round((time.perf_counter() - started) * 1000, 1)
+    if load_ms > SLOW_LOAD_MS:
+        # Every command waits for it: say which plugin it is.
+        logger.warning(
+            "slow plugin",
+            plugin=info.name,
+            distribution=info.distribution,
+            load_ms=load_ms,
+            threshold_ms=SLOW_LOAD_MS,
+        )
+    return replace(info, load_ms=load_ms)
 
 
 def _unique(found: Iterable[EntryPoint]) -> Iterable[EntryPoint]:
