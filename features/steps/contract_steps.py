@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from behave import given, then
@@ -116,6 +116,19 @@ def strategy_forging(context: Context, name: str, query: str, text: str) -> None
     ' with its text replaced by "{text}" and its content hash and token count made to match'
 )
 def strategy_forging_honestly(context: Context, name: str, query: str, text: str) -> None:
+    _forge_honestly(context, name, query, text)
+
+
+@given(
+    'a strategy "{name}" that returns the fragment simple-keyword finds first for "{query}",'
+    " with its text replaced by {count:d} words and its content hash and token count made"
+    " to match"
+)
+def strategy_forging_long(context: Context, name: str, query: str, count: int) -> None:
+    _forge_honestly(context, name, query, " ".join(f"forged{n}" for n in range(count)))
+
+
+def _forge_honestly(context: Context, name: str, query: str, text: str) -> None:
     original = _first_hit(context, query)
     tokens = pipeline(context).tokenizer.count(text)
     forged = original.model_copy(
@@ -182,38 +195,43 @@ def no_fragment_holds(context: Context, text: str) -> None:
 
 
 def credited_only_to_proposers(
-    assembled: AssembledContext, proposals: dict[str, Sequence[Candidate]]
+    assembled: AssembledContext,
+    proposals: dict[str, Sequence[Candidate]],
+    stored: Callable[[str], Sequence[ContextFragment]],
 ) -> list[str]:
     """What is wrong with the context's identity and provenance, given what each strategy
     proposed: a fragment whose text is not its content hash, or a vote from a strategy
-    that proposed neither that text nor a deeper depth of that node.
+    that proposed neither that text nor a deeper depth of that node as the store holds it
+    (from which the packer may fall back to a shallower one).
     """
+
+    def earns_vote(proposed: ContextFragment, shown: ContextFragment) -> bool:
+        if proposed.text == shown.text:
+            return True
+        if proposed.uko_uri != shown.uko_uri or proposed.detail_depth <= shown.detail_depth:
+            return False
+        texts = {f.detail_depth: f.text for f in stored(proposed.uko_uri)}
+        stored_as_proposed = texts.get(proposed.detail_depth) == proposed.text
+        return stored_as_proposed and texts.get(shown.detail_depth) == shown.text
+
     problems: list[str] = []
     for fragment in assembled.fragments:
         if content_hash(fragment.text) != fragment.content_hash:
             problems.append(f"{fragment.id}: content_hash is not the hash of its text")
         for vote in fragment.provenance:
             proposed = proposals.get(vote.strategy, ())
-            if not any(  # the packer may take a node at a shallower depth than proposed
-                c.fragment.text == fragment.text
-                or (
-                    c.fragment.uko_uri == fragment.uko_uri
-                    and c.fragment.detail_depth > fragment.detail_depth
-                )
-                for c in proposed
-            ):
-                problems.append(
-                    f"{fragment.id}: credited to {vote.strategy}, which did not propose it"
-                )
+            if not any(earns_vote(c.fragment, fragment) for c in proposed):
+                problems.append(f"{fragment.id}: credited to {vote.strategy}, not a proposer")
     return problems
 
 
 @then(
     "every fragment in the context has its own content hash and is credited only to"
-    " strategies that proposed its text or a deeper depth of its node"
+    " strategies that proposed its text or a deeper depth of its node as stored"
 )
 def credited_only_to_proposers_step(context: Context) -> None:
-    problems = credited_only_to_proposers(result(context), _proposals(context))
+    stored = pipeline(context).store.variants
+    problems = credited_only_to_proposers(result(context), _proposals(context), stored)
     assert not problems, problems
 
 

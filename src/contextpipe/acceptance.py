@@ -22,8 +22,8 @@ Then the allocation (`budget` in the strategy's `retrieve`):
    smaller candidates may still fit. The packer takes what lies beyond an allocation only
    into the room that every strategy's candidates within theirs left over. A candidate
    too big for the whole allocation is proposed instead at the deepest shallower depth of
-   its node (from the store) that fits what is left, if there is one, and its full text
-   is left out, saying so.
+   its node (from the store, when it is the node's text as stored) that fits what is
+   left, if there is one, and its full text is left out, saying so.
 7. Candidates are taken until the strategy's list, within and beyond its allocation,
    holds twice its allocation; the rest are left out unchecked. The packer never needs
    more: room left over is what other strategies did not use of theirs.
@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ._memo import BoundedMemo
+from .backends import stored_shallower
 from .models import Candidate, ContextFragment, DroppedRow, StrategyReport
 from .tokenizers import Tokenizer
 
@@ -216,9 +217,7 @@ class _Run:
         its token count.
         """
         left = self.allocation - self.within
-        for variant in self.variants(fragment.uko_uri):
-            if variant.detail_depth >= fragment.detail_depth:
-                continue
+        for variant in stored_shallower(fragment, self.variants):
             tokens = self.checks.tokens(variant, self.tokenizer, self.budget)
             if tokens is not None and self._extra(variant, tokens) <= left:
                 return variant, tokens

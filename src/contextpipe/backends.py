@@ -6,7 +6,7 @@ reason when the store in use does not offer them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -36,6 +36,22 @@ class FragmentStore(Protocol):
     def count(self) -> int:
         """How many fragments (all depths) the store holds."""
         ...
+
+
+def stored_shallower(
+    fragment: ContextFragment, variants: Callable[[str], Sequence[ContextFragment]]
+) -> list[ContextFragment]:
+    """The stored depths of the fragment's node shallower than it, deepest first, when the
+    fragment is that node's text as stored; none otherwise. A strategy that proposed
+    other text for a node is not credited with the store's skeleton of it.
+    """
+    stored = variants(fragment.uko_uri)
+    if not any(
+        v.detail_depth == fragment.detail_depth and v.content_hash == fragment.content_hash
+        for v in stored
+    ):
+        return []
+    return [v for v in stored if v.detail_depth < fragment.detail_depth]
 
 
 @runtime_checkable

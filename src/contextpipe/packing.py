@@ -10,9 +10,10 @@ reaches the top of the heap. Rules, in order:
 2. No node enters twice (at any depth), and no two spans of one source overlap at one
    depth: a later item that would is dropped, naming what is already in the context.
 3. Each node is taken at the deepest detail depth that still fits (full text, else a
-   skeleton or a one-line listing from the store): the greedy approximation of the
-   multiple-choice knapsack over depths. A text too long to fit is never counted: the
-   tokenizer's `max_token_chars` tells from its length alone.
+   skeleton or a one-line listing from the store, when the item is the node's text as
+   stored): the greedy approximation of the multiple-choice knapsack over depths. A text
+   too long to fit is never counted: the tokenizer's `max_token_chars` tells from its
+   length alone.
 4. Near-duplicates of a selected item are suppressed.
 
 Token accounting uses the exact count of each rendered block followed by its separator.
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ._memo import BoundedMemo
+from .backends import stored_shallower
 from .config import PackingSettings
 from .errors import BudgetError
 from .fusion import FusedItem
@@ -422,9 +424,8 @@ class Packer:
         """The node's shallower depths worth using, with their costs, deepest first."""
         return [
             self._option(item, variant)
-            for variant in variants(item.fragment.uko_uri)
-            if variant.detail_depth < item.fragment.detail_depth
-            and self._policy.depth_values.get(variant.detail_depth, 0.0) > 0.0
+            for variant in stored_shallower(item.fragment, variants)
+            if self._policy.depth_values.get(variant.detail_depth, 0.0) > 0.0
         ]
 
     def _fit(
