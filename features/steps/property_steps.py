@@ -82,9 +82,14 @@ def _fragment(draw: st.DrawFn, number: int) -> ContextFragment:
     )
 
 
-_FRAGMENTS = st.integers(0, 12).flatmap(
-    lambda count: st.tuples(*(_fragment(number) for number in range(count)))
-)
+def _fragments(stored: Sequence[ContextFragment]) -> st.SearchStrategy[tuple[ContextFragment, ...]]:
+    """Generated fragments, and some of the store's own full texts: the packer falls back
+    to a shallower stored depth only for a node's text as stored.
+    """
+    one = st.one_of(*(_fragment(n) for n in range(12)), st.sampled_from(stored))
+    return st.lists(one, max_size=12, unique_by=lambda f: (f.id, f.content_hash)).map(tuple)
+
+
 _MESSAGES = st.lists(
     st.builds(
         ChatMessage, role=st.sampled_from(["user", "assistant"]), content=st.text(min_size=1)
@@ -132,6 +137,7 @@ def generated_strategy(context: Context, name: str) -> None:
 def run_property(context: Context, examples: int) -> None:
     seen: Counter[str] = Counter()
     pipe = pipeline(context)
+    stored = [pipe.store.variants(uri)[0] for uri in SAMPLE_URIS]
 
     @settings(
         max_examples=examples,
@@ -141,7 +147,7 @@ def run_property(context: Context, examples: int) -> None:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @for_all(
-        fragments=_FRAGMENTS,
+        fragments=_fragments(stored),
         budget=st.one_of(st.integers(1, 300), st.integers(1, 5000)),
         output=st.sampled_from(list(OutputFormat)),
         tokenizer=st.sampled_from(TOKENIZER_NAMES),

@@ -98,7 +98,7 @@ SAMPLE_URIS: tuple[str, ...] = (
     "uko://doc/docs/budget.md#leftovers",
     "uko://doc/docs/strategies.md#keyword-search",
     "uko://code/src/allocator.py#split_budget",
-    "uko://code/src/allocator.py#budgetallocator",
+    "uko://code/src/allocator.py#BudgetAllocator",
 )
 
 DEFAULT_TOKENIZER = "o200k_base"
