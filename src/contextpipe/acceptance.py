@@ -36,15 +36,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._memo import BoundedMemo
-from .backends import stored_shallower
+from .backends import VariantLookup, stored_shallower
 from .models import Candidate, ContextFragment, DroppedRow, StrategyReport
 from .tokenizers import Tokenizer
-
-VariantLookup = Callable[[str], Sequence[ContextFragment]]
 
 #: Texts whose hashes, and (tokenizer, hash) pairs whose counts, are remembered: the same
 #: fragments come back request after request.

@@ -38,9 +38,11 @@ class FragmentStore(Protocol):
         ...
 
 
-def stored_shallower(
-    fragment: ContextFragment, variants: Callable[[str], Sequence[ContextFragment]]
-) -> list[ContextFragment]:
+#: Every stored depth of a node, deepest first (`FragmentStore.variants`, or a stand-in).
+VariantLookup = Callable[[str], Sequence[ContextFragment]]
+
+
+def stored_shallower(fragment: ContextFragment, variants: VariantLookup) -> list[ContextFragment]:
     """The stored depths of the fragment's node shallower than it, deepest first, when the
     fragment is that node's text as stored; none otherwise. A strategy that proposed
     other text for a node is not credited with the store's skeleton of it.

@@ -30,12 +30,12 @@ from __future__ import annotations
 import heapq
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ._memo import BoundedMemo
-from .backends import stored_shallower
+from .backends import VariantLookup, stored_shallower
 from .config import PackingSettings
 from .errors import BudgetError
 from .fusion import FusedItem
@@ -47,8 +47,6 @@ from .models import (
 )
 from .rendering import Rendered, Renderer
 from .tokenizers import Tokenizer
-
-VariantLookup = Callable[[str], Sequence[ContextFragment]]
 
 _WORDS = re.compile(r"\w+")
 # Sizes of `PackingCache`, chosen to stay within ~30 MB in a long-running process: a

@@ -19,11 +19,11 @@ import structlog
 from pydantic import ValidationError
 
 from .acceptance import CandidateChecks
-from .backends import Backends
+from .backends import Backends, VariantLookup
 from .budget import AllocationRequest, BudgetAllocator, check_budget
 from .config import LoadedSettings, StrategySettings, load_settings
 from .errors import ConfigError, ContextpipeError
-from .executor import PlannedRun, StrategyExecutor
+from .executor import PlannedRun, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
 from .ingest.indexer import (
     ForgetSummary,
@@ -205,35 +205,9 @@ class Pipeline:
         timings["strategies"] = _ms(mark)
 
         mark = time.perf_counter()
-        # Fusion weight: the configured weight times the strategy's quality prior.
-        weights = {
-            plan.registered.strategy.name: plan.weight * plan.registered.strategy.quality
-            for plan in plans
-        }
         fragments = backends.fragments
         variants = fragments.variants if fragments else _no_variants
-        finished: list[StrategyReport] = []
-        ranked: list[RankedList] = []
-        left_out: list[DroppedRow] = []
-        for outcome in outcomes:
-            if outcome.report.status != "ok":
-                finished.append(outcome.report)
-                continue
-            report, candidates = outcome.report, outcome.candidates
-            taken = self._checks.accept(report, candidates, tokenizer, request.budget, variants)
-            finished.append(taken.report)
-            left_out += taken.dropped
-            name = taken.report.name
-            ranked.append(
-                RankedList(
-                    name,
-                    taken.report.plugin,
-                    weights[name],
-                    taken.candidates,
-                    taken.ranks,
-                    taken.beyond,
-                )
-            )
+        finished, ranked, left_out = self._accept(plans, outcomes, request, tokenizer, variants)
         timings["acceptance"] = _ms(mark)
 
         mark = time.perf_counter()
@@ -274,6 +248,7 @@ class Pipeline:
                 reason=report.reason,
                 elapsed_ms=report.elapsed_ms,
                 proposed=report.proposed,
+                rejected=report.rejected,
                 accepted=report.accepted,
                 allocated_tokens=report.allocated_tokens,
                 used_tokens=report.used_tokens,
@@ -288,6 +263,41 @@ class Pipeline:
             elapsed_ms=context.elapsed_ms,
         )
         return context
+
+    def _accept(
+        self,
+        plans: Sequence[PlannedRun],
+        outcomes: Sequence[RunOutcome],
+        request: ContextRequest,
+        tokenizer: Tokenizer,
+        variants: VariantLookup,
+    ) -> tuple[list[StrategyReport], list[RankedList], list[DroppedRow]]:
+        """Each strategy's final report, its accepted candidates as fusion ranks them, and
+        every candidate acceptance left out.
+        """
+        # Fusion weight: the configured weight times the strategy's quality prior.
+        weights = {
+            plan.registered.strategy.name: plan.weight * plan.registered.strategy.quality
+            for plan in plans
+        }
+        reports: list[StrategyReport] = []
+        ranked: list[RankedList] = []
+        left_out: list[DroppedRow] = []
+        for outcome in outcomes:
+            if outcome.report.status != "ok":
+                reports.append(outcome.report)
+                continue
+            report, candidates = outcome.report, outcome.candidates
+            taken = self._checks.accept(report, candidates, tokenizer, request.budget, variants)
+            reports.append(taken.report)
+            left_out += taken.dropped
+            name = report.name
+            ranked.append(
+                RankedList(
+                    name, report.plugin, weights[name], taken.candidates, taken.ranks, taken.beyond
+                )
+            )
+        return reports, ranked, left_out
 
     def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
         policy = PackingPolicy.from_settings(self.settings.packing)
