@@ -16,7 +16,7 @@ Feature: The budget is for using
     And the context holds the fragment "greedy-14"
     And the context uses at least 90 % of the budget
     And the context uses at most the budget
-    And every candidate proposed is in the context or listed in dropped, once per distinct text
+    And every candidate proposed is in the context or listed in dropped
 
   Scenario: What lies within every allocation is packed before what lies beyond any
     Given a strategy "left" that proposes 6 fragments of about 100 tokens each
@@ -52,7 +52,7 @@ Feature: The budget is for using
     When I ask for "knapsack" within 500 tokens
     Then the context holds "uko://doc/docs/packing.md#knapsack" at depth 4 as "## Knapsack\nThe packer uses knapsack selection over detail depths, one depth for every node."
     And a candidate of "uko://doc/docs/packing.md#knapsack" is listed in dropped with a reason mentioning "left of the allocation of simple-keyword; proposed at depth 4 instead"
-    And every candidate proposed is in the context or listed in dropped, once per distinct text
+    And every candidate proposed is in the context or listed in dropped
 
   Scenario: The keyword strategy proposes enough to fill a large budget
     Given a document "docs/notes.md" with 400 short sections about budgets
@@ -88,5 +88,5 @@ Feature: The budget is for using
     And the project is indexed
     And what every strategy proposes is recorded
     When I ask for "where are redirects of a session followed" within 400 tokens
-    Then every candidate proposed is in the context or listed in dropped, once per distinct text
+    Then every candidate proposed is in the context or listed in dropped
     And the context uses at most the budget

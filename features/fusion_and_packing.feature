@@ -82,6 +82,7 @@ Feature: Fusing what strategies propose and packing it into the budget
     When I ask for "budgets" within 1000 tokens
     Then the context holds 1 fragment
     And the fragment "original" was proposed by "first" at rank 1 and by "second" at rank 1
+    And the fragment "copy" is listed in dropped as the same text as "original"
 
   Scenario: A near-duplicate of a selected fragment is left out and says of which
     Given a strategy "first" that proposes:

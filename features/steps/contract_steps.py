@@ -278,21 +278,28 @@ def in_context_under_own_id(context: Context, name: str) -> None:
     assert ids == [fragment.id], f"the context holds {fragment.uko_uri} as {ids}"
 
 
-@then("every candidate proposed is in the context or listed in dropped, once per distinct text")
+@then("every candidate proposed is in the context or listed in dropped")
 def every_candidate_accounted(context: Context) -> None:
     assembled = result(context)
     packed_uris = {f.uko_uri for f in assembled.fragments}
     dropped = {(entry.id, entry.uko_uri) for entry in assembled.dropped}
-    by_text: dict[str, list[ContextFragment]] = {}
-    for candidates in _proposals(context).values():
-        for candidate in candidates:
-            by_text.setdefault(candidate.fragment.text, []).append(candidate.fragment)
     lost = [
-        group[0].uko_uri
-        for group in by_text.values()
-        if not any(f.uko_uri in packed_uris or (f.id, f.uko_uri) in dropped for f in group)
+        candidate.fragment.uko_uri
+        for candidates in _proposals(context).values()
+        for candidate in candidates
+        if candidate.fragment.uko_uri not in packed_uris
+        and (candidate.fragment.id, candidate.fragment.uko_uri) not in dropped
     ]
     assert not lost, f"{len(lost)} candidates are neither in the context nor dropped: {lost[:5]}"
+
+
+@then('the fragment "{name}" is listed in dropped as the same text as "{original}"')
+def dropped_as_copy(context: Context, name: str, original: str) -> None:
+    copy, kept = named(context, name), named(context, original)
+    reasons = [
+        e.reason for e in result(context).dropped if (e.id, e.uko_uri) == (copy.id, copy.uko_uri)
+    ]
+    assert reasons == [f"same text as {kept.id} ({kept.uko_uri})"], reasons
 
 
 @then("the context uses at least {percent:d} % of the budget")

@@ -4,10 +4,11 @@ Rules, in order:
 
 1. Identity is the content. Candidates are the same item when their texts are equal
    (equal content hashes, which acceptance has checked against the texts), wherever they
-   come from. Nothing else merges them: another text for the same node, or other lines
-   overlapping the same lines of a source, is another item, credited only to the
-   strategies that proposed that text. (The packer keeps two items of one node, or two
-   overlapping spans at one depth, from both entering the context.)
+   come from; the item stands for its copies (`FusedItem.copies`). Nothing else merges
+   them: another text for the same node, or other lines overlapping the same lines of a
+   source, is another item, credited only to the strategies that proposed that text.
+   (The packer keeps two items of one node, or two overlapping spans at one depth, from
+   both entering the context.)
 2. Each strategy counts once per item, at its best rank.
 3. The fused score is weighted reciprocal-rank fusion: the sum over the item's strategies
    of `weight / (k + rank)`.
@@ -51,12 +52,16 @@ class Vote(NamedTuple):
 
 
 class FusedItem(NamedTuple):
-    """Content proposed by one or more strategies, with the fused score and every vote."""
+    """Content proposed by one or more strategies, with the fused score and every vote.
+    `copies` are the (id, URI) of the other fragments with this text (the same file
+    vendored twice, say), which this item stands for.
+    """
 
     fragment: ContextFragment
     score: float
     provenance: tuple[Vote, ...]
     beyond: bool = False
+    copies: tuple[tuple[str, str], ...] = ()
 
 
 class _Group(NamedTuple):
@@ -69,10 +74,12 @@ class _Group(NamedTuple):
 def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
     """Merge equal content across lists; best fused score first (see the module rules)."""
     groups: dict[str, dict[str, _Group]] = {}  # content hash -> strategy -> its best vote
+    places: dict[str, dict[tuple[str, str], None]] = {}  # content hash -> (id, URI), in order
     for ranked in lists:
         ranks = ranked.ranks or range(1, len(ranked.candidates) + 1)
         for position, (candidate, rank) in enumerate(zip(ranked.candidates, ranks, strict=True)):
             fragment = candidate.fragment
+            places.setdefault(fragment.content_hash, {})[(fragment.id, fragment.uko_uri)] = None
             votes = groups.setdefault(fragment.content_hash, {})
             best = votes.get(ranked.strategy)
             if best is not None and best.vote.rank <= rank:
@@ -84,20 +91,21 @@ def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
                 position not in ranked.beyond,
             )
     items: list[FusedItem] = []
-    for votes in groups.values():
-        if len(votes) == 1:  # the common case: content only one strategy proposed
-            (only,) = votes.values()
-            items.append(FusedItem(only.fragment, only.contribution, (only.vote,), not only.within))
-            continue
+    for digest, votes in groups.items():
         chosen = sorted(
             votes.values(), key=lambda g: (-g.contribution, g.vote.strategy, g.fragment.id)
         )
+        fragment = chosen[0].fragment
+        copies = places[digest]
         items.append(
             FusedItem(
-                fragment=chosen[0].fragment,
+                fragment=fragment,
                 score=sum(g.contribution for g in chosen),
                 provenance=tuple(g.vote for g in chosen),
                 beyond=not any(g.within for g in chosen),
+                copies=tuple(p for p in copies if p != (fragment.id, fragment.uko_uri))
+                if len(copies) > 1
+                else (),
             )
         )
     items.sort(key=lambda item: (-item.score, item.fragment.id, item.fragment.content_hash))

@@ -24,7 +24,7 @@ from .budget import AllocationRequest, BudgetAllocator, check_budget
 from .config import LoadedSettings, StrategySettings, load_settings
 from .errors import ConfigError, ContextpipeError
 from .executor import PlannedRun, RunOutcome, StrategyExecutor
-from .fusion import RankedList, fuse
+from .fusion import FusedItem, RankedList, fuse
 from .ingest.indexer import (
     ForgetSummary,
     IndexProgress,
@@ -236,7 +236,7 @@ class Pipeline:
                 for selected in packed.selected
             ),
             strategies=reports,
-            dropped=DroppedList(left_out) + packed.dropped,
+            dropped=DroppedList(left_out) + packed.dropped + _copies(fused),
             elapsed_ms=_ms(started),
             timings_ms=timings,
         )
@@ -439,6 +439,15 @@ def _ms(since: float) -> float:
 
 def _no_variants(uko_uri: str) -> Sequence[ContextFragment]:
     return ()
+
+
+def _copies(fused: Sequence[FusedItem]) -> DroppedList:
+    """The copies of a text, each listed once, pointing at the item that stands for them."""
+    return DroppedList(
+        (id_, uri, f"same text as {item.fragment.id} ({item.fragment.uko_uri})")
+        for item in fused
+        for id_, uri in item.copies
+    )
 
 
 def _final_reports(reports: Sequence[StrategyReport], packed: Packed) -> tuple[StrategyReport, ...]:
