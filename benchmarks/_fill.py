@@ -46,6 +46,7 @@ DROP_KINDS = (
     ("rejected", "rejected:"),
     ("same node", "same node as"),
     ("overlapping lines", "overlaps lines"),
+    ("copy of a merged text", "same text as"),
     ("duplicate", "duplicate of"),
     ("too big for the room left", "budget: needs"),
     ("no room left", "no room left"),
