@@ -47,6 +47,8 @@ from .tokenizers import Tokenizer
 #: Texts whose hashes, and (tokenizer, hash) pairs whose counts, are remembered: the same
 #: fragments come back request after request.
 _REMEMBERED = 20_000
+#: Longest text whose hash is remembered (the memo keeps its texts as keys).
+_REMEMBERED_CHARS = 65_536
 #: Rejections named in a report's reason; the rest are counted.
 _NAMED_IN_REPORT = 3
 #: How many times its allocation one strategy's list may hold (rule 7).
@@ -65,6 +67,10 @@ class Accepted:
     ranks: tuple[int, ...]
     beyond: frozenset[int]
     dropped: tuple[DroppedRow, ...]
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _contradicts(claimed: int, real: int) -> bool:
@@ -97,7 +103,9 @@ class CandidateChecks:
 
     def hash(self, text: str) -> str:
         """The SHA-256 of `text`, as `content_hash` holds it."""
-        return self._hashes.get(text, lambda: hashlib.sha256(text.encode("utf-8")).hexdigest())
+        if len(text) > _REMEMBERED_CHARS:  # a memo keyed by huge texts would hold them all
+            return _sha256(text)
+        return self._hashes.get(text, lambda: _sha256(text))
 
     def tokens(self, fragment: ContextFragment, tokenizer: Tokenizer, budget: int) -> int | None:
         """The real token count of a fragment whose hash is checked; None when its text is
