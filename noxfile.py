@@ -23,6 +23,7 @@ nox.options.sessions = [
     "lint",
     "format",
     "typecheck",
+    "imports",
     "tests",
     "robot",
     "coverage",
@@ -56,6 +57,12 @@ def format_(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """pyright strict over src/."""
     session.run("pyright", "--pythonpath", sys.executable, "src")
+
+
+@nox.session
+def imports(session: nox.Session) -> None:
+    """import-linter: the layer and storage-seam contracts in pyproject.toml."""
+    session.run("lint-imports")
 
 
 def _fresh_reports(name: str) -> Path:

@@ -211,8 +211,8 @@ def build_store(root: Path, fragments: int) -> dict[str, float]:
         started = time.perf_counter()
         (summary,) = pipeline.index([root / "corpus"])
         indexed = time.perf_counter() - started
-        rows = pipeline.store.count()
-        searchable = pipeline.store.searchable_count()
+        rows = pipeline.stats().fragments
+        searchable = pipeline.stats().searchable
     finally:
         pipeline.close()
     # Each generated chunk is one searchable node; module-level code adds a few more.

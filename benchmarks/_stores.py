@@ -118,8 +118,8 @@ def index_project(
         return {
             "index_s": round(seconds, 2),
             "files": sum(s.indexed for s in summaries),
-            "rows": pipeline.store.count(),
-            "searchable": pipeline.store.searchable_count(),
+            "rows": pipeline.stats().fragments,
+            "searchable": pipeline.stats().searchable,
         }
     finally:
         pipeline.close()

@@ -58,12 +58,12 @@ def index_stdlib() -> dict[str, Any]:
     before = _snapshot(stdlib)
     pipeline = open_pipeline(project)
     try:
-        if pipeline.store.directory.resolve().is_relative_to(stdlib):
-            raise RuntimeError(f"the store {pipeline.store.directory} is inside {stdlib}")
+        if Path(pipeline.store.location).resolve().is_relative_to(stdlib):
+            raise RuntimeError(f"the store {pipeline.store.location} is inside {stdlib}")
         started = time.perf_counter()
         (summary,) = pipeline.index([stdlib])
         seconds = time.perf_counter() - started
-        fragments = pipeline.store.count()
+        fragments = pipeline.stats().fragments
     finally:
         pipeline.close()
     if _snapshot(stdlib) != before:

@@ -27,7 +27,18 @@ Feature: Configuration
       | above the maximum    | packing                    | mmr_lambda   | 1.5               | packing.mmr_lambda               | Input should be less than or equal to 1 (got 1.5)     |
       | below the minimum    | strategies.simple-keyword  | weight       | -1                | strategies.simple-keyword.weight | Input should be greater than or equal to 0 (got -1)   |
       | zero deadline        | executor                   | deadline_ms  | 0                 | executor.deadline_ms             | Input should be greater than 0 (got 0)                |
-      | unknown store backend | store                     | backend      | "postgres"        | store.backend                    | Input should be 'embedded'                             |
+
+  Scenario: An unknown store backend stops the pipeline with one line naming the installed ones
+    Given the project config file:
+      """
+      # contextpipe settings for this project
+
+      [store]
+      backend = "postgres"
+      """
+    When the pipeline is opened
+    Then loading fails with the one-line error "config.toml:4: store.backend: unknown store backend 'postgres'; installed: embedded"
+    And the error starts with the path of the config file followed by ":4:"
 
   Scenario Outline: A number that is not finite is refused (<value> for <section>.<setting>)
     Given the project config file:

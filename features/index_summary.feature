@@ -37,6 +37,29 @@ Feature: The summary of an index run, and the graph's counts
       | binary or not UTF-8 | 1     |
     And the index summary's nodes, edges and fragments are what the store holds
 
+  Scenario: A store of the previous layout is upgraded in place: skipped files stay skipped, every edge stays
+    Given the setting "ingest.max_file_bytes" is 1000
+    And a file "vendor/bundle.js" of 5000 bytes
+    And the project is indexed
+    And the store is turned back into layout 4, as the previous version wrote it
+    When I ask for "double" within 400 tokens
+    Then the assembly fails with StoreError saying "index has layout 4, this contextpipe reads 5; run `contextpipe index PATH` to upgrade or rebuild it"
+    When I index the project
+    Then the index summary counts:
+      | what            | count |
+      | files seen      | 4     |
+      | files indexed   | 0     |
+      | files unchanged | 2     |
+    And the index summary skipped:
+      | reason                 | files |
+      | binary or not UTF-8    | 1     |
+      | larger than 1000 bytes | 1     |
+    And the graph counts these edges by type:
+      | type     | count |
+      | calls    | 1     |
+      | contains | 6     |
+      | mentions | 1     |
+
   Scenario: The graph counts nodes by kind and edges by type
     When I index the project
     Then the graph counts these nodes by kind:

@@ -3,15 +3,22 @@
 
 from contextpipe import cli
 from contextpipe.config import TokenizerSettings
-from contextpipe.hookspecs import contextpipe_strategies
+from contextpipe.hookspecs import contextpipe_stores, contextpipe_strategies
 from contextpipe.models import AssembledContext, ContextRequest, StrategyReport
+from contextpipe.storage import GraphView, Timeline
+from contextpipe.store import embedded
 
 TokenizerSettings._known  # pydantic field validator
 ContextRequest._query_not_blank  # pydantic field validator
 ContextRequest.focus  # request field, read by focus-aware strategies
 AssembledContext.timings_ms  # result field, serialised
 StrategyReport.rejected  # report field, serialised
-contextpipe_strategies  # pluggy hook specification
+contextpipe_strategies  # pluggy hook specifications, and the embedded store's implementation
+contextpipe_stores
+embedded.contextpipe_stores
+GraphView.neighbours  # read capabilities strategy plugins call (the store contract suite too)
+Timeline.recent
+embedded.EmbeddedStore.recent
 cli.init  # click commands
 cli.config_init
 cli.config_show

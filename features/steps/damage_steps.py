@@ -9,6 +9,7 @@ import re
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 from behave import step, then, when
@@ -16,7 +17,6 @@ from behave.runner import Context
 from testkit import pipeline
 
 from contextpipe import StoreError
-from contextpipe.graph import graph_stats, load_graph
 
 
 def _reopen(context: Context) -> None:
@@ -88,12 +88,12 @@ def assembly_error_says(context: Context, words: str) -> None:
 
 @then('loading the graph fails with StoreError saying "{words}"')
 def graph_fails(context: Context, words: str) -> None:
-    _fails(lambda: load_graph(pipeline(context).store), words)
+    _fails(lambda: pipeline(context).graph().networkx, words)
 
 
 @then('counting the graph fails with StoreError saying "{words}"')
 def stats_fail(context: Context, words: str) -> None:
-    _fails(lambda: graph_stats(pipeline(context).store), words)
+    _fails(lambda: pipeline(context).graph().stats(), words)
 
 
 @then('indexing the project fails with StoreError saying "{words}"')
@@ -103,7 +103,8 @@ def index_fails(context: Context, words: str) -> None:
 
 @when("the store is moved aside")
 def move_aside(context: Context) -> None:
-    context.moved = pipeline(context).store.move_aside()
+    moved = pipeline(context).move_store_aside()
+    context.moved = None if moved is None else Path(moved)
 
 
 @then('it was moved to a sibling folder named like "{example}"')

@@ -117,13 +117,42 @@ def no_folder_skipped(context: Context) -> None:
     assert not index_summary(context).skipped_folders, index_summary(context).skipped_folders
 
 
-@given("the store is turned back into layout 3, as the previous version wrote it")
-def layout_3(context: Context) -> None:
-    """Layout 3 had no per-file tokenizer: one `tokenizer` entry in meta held it."""
+@given("the store is turned back into layout 4, as the previous version wrote it")
+def layout_4(context: Context) -> None:
+    """Layout 4 wrote skip reasons into `sha256` and edge targets as `form:name|name`."""
     database = pipeline(context).store.database
     context.pipeline.close()
     context.pipeline = None
     with closing(sqlite3.connect(database)) as connection:
+        connection.executescript(
+            """
+            UPDATE files SET sha256 = 'skipped:too-large' WHERE skipped = 'too-large';
+            UPDATE files SET sha256 = 'skipped:binary:' || sha256 WHERE skipped = 'binary';
+            ALTER TABLE files DROP COLUMN skipped;
+            CREATE TABLE edges_4 (source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL,
+                path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE);
+            INSERT INTO edges_4 SELECT source, type,
+                CASE form WHEN 'node' THEN 'uri:' || target WHEN 'symbol' THEN 'sym:' || target
+                    WHEN 'file' THEN 'path:' || replace(target, char(10), '|')
+                    WHEN 'python' THEN 'py:' || replace(target, char(10), '|')
+                    WHEN 'include' THEN 'include:' || near || '|' || target
+                    ELSE form || ':' || target END,
+                path FROM edges;
+            DROP TABLE edges;
+            ALTER TABLE edges_4 RENAME TO edges;
+            CREATE INDEX edges_by_path ON edges(path);
+            UPDATE meta SET value = '4' WHERE key = 'schema_version';
+            """
+        )
+
+
+@given("the store is turned back into layout 3, as the previous version wrote it")
+def layout_3(context: Context) -> None:
+    """Layout 3 had no per-file tokenizer: one `tokenizer` entry in meta held it."""
+    layout_4(context)
+    with closing(sqlite3.connect(pipeline(context).store.database)) as connection:
+        context.pipeline.close()
+        context.pipeline = None
         connection.executescript(
             """
             ALTER TABLE files DROP COLUMN tokenizer;

@@ -8,8 +8,7 @@ from behave import step, then
 from behave.runner import Context
 from testkit import index_summary, pipeline
 
-from contextpipe.graph import GraphStats, graph_stats, load_graph, neighbourhood
-from contextpipe.store.embedded import StoredNode
+from contextpipe import GraphStats, NodeRecord
 
 #: Nodes that are the file itself or pieces of it, not definitions in it.
 _NOT_DEFINITIONS = frozenset({"module", "block", "document", "section", "paragraph", "part"})
@@ -17,18 +16,17 @@ _NOT_DEFINITIONS = frozenset({"module", "block", "document", "section", "paragra
 _WITH_SKELETON = frozenset({"module", "document", "section"})
 
 
-def _nodes(context: Context, path: str | None = None) -> list[StoredNode]:
+def _nodes(context: Context, path: str | None = None) -> list[NodeRecord]:
     nodes = pipeline(context).store.nodes()
     return [n for n in nodes if path is None or n.path == path]
 
 
-def _lines(node: StoredNode) -> str:
+def _lines(node: NodeRecord) -> str:
     return f"{node.start_line}-{node.end_line}"
 
 
 def _edges(context: Context) -> set[tuple[str, str, str]]:
-    graph = load_graph(pipeline(context).store)
-    return {(source, str(key), target) for source, target, key in graph.edges(keys=True)}
+    return set(pipeline(context).graph().edges())
 
 
 def _edge_rows(context: Context) -> list[tuple[str, str, str]]:
@@ -162,7 +160,7 @@ def only_edges_of_type(context: Context, kind: str) -> None:
 
 @then('no edge of the graph touches "{path}"')
 def no_edge_touches(context: Context, path: str) -> None:
-    graph = load_graph(pipeline(context).store)
+    graph = pipeline(context).graph().networkx
     touching = [
         (s, k, t)
         for s, t, k in graph.edges(keys=True)
@@ -173,9 +171,9 @@ def no_edge_touches(context: Context, path: str) -> None:
 
 def _stats(context: Context) -> GraphStats:
     """`graph_stats`, after checking that it counts what the loaded graph holds."""
-    store = pipeline(context).store
-    stats = graph_stats(store)
-    graph = load_graph(store)
+    view = pipeline(context).graph()
+    stats = view.stats()
+    graph = view.networkx
     nodes = Counter(str(kind) for _, kind in graph.nodes(data="kind"))
     edges = Counter(str(key) for _, _, key in graph.edges(keys=True))
     assert (stats.nodes, stats.edges) == (dict(nodes), dict(edges)), (stats, nodes, edges)
@@ -199,7 +197,7 @@ def graph_counts_edges(context: Context) -> None:
 @then('the neighbourhood of "{uri}" within {hops:d} hop is:')
 @then('the neighbourhood of "{uri}" within {hops:d} hops is:')
 def neighbourhood_is(context: Context, uri: str, hops: int) -> None:
-    found = neighbourhood(load_graph(pipeline(context).store), uri, hops)
+    found = pipeline(context).graph().subgraph([uri], hops)
     expected = _edge_rows(context)
     assert found == sorted(expected), "found:\n" + "\n".join(f"  {row}" for row in found)
 

@@ -1,10 +1,11 @@
 """contextpipe: assemble the best context for an LLM request inside a hard token budget."""
 
-from .backends import Backends, FragmentStore, TextBackend, TextHit
 from .budget import AllocationRequest, BudgetAllocator
-from .config import Settings, load_settings, strategy_options
+from .config import CONFIG_FILENAME, Settings, load_settings, strategy_options
 from .errors import BudgetError, ConfigError, ContextpipeError, StoreError, TokenizerError
 from .hookspecs import hookimpl
+from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
+from .logs import configure_logging
 from .models import (
     AssembledContext,
     Candidate,
@@ -20,14 +21,41 @@ from .models import (
     SourceRef,
     StrategyReport,
     StrategySelection,
+    json_schema,
 )
 from .pipeline import Pipeline
+from .registry import PluginInfo, RegisteredStrategy
+from .storage import (
+    Backends,
+    Direction,
+    EdgeRecord,
+    EdgeTarget,
+    FragmentLookup,
+    GraphEdge,
+    GraphNode,
+    GraphStats,
+    GraphView,
+    IndexWriter,
+    NewFragment,
+    NodeRecord,
+    SkipReason,
+    Store,
+    StoreBackend,
+    StoredFile,
+    StoreStats,
+    TargetForm,
+    TextHit,
+    TextSearch,
+    Timeline,
+)
 from .strategy import ContextStrategy
+from .text import identifier_words, matched_terms, query_terms
 from .tokenizers import Tokenizer, get_tokenizer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CONFIG_FILENAME",
     "AllocationRequest",
     "AssembledContext",
     "Backends",
@@ -40,26 +68,54 @@ __all__ = [
     "ContextRequest",
     "ContextStrategy",
     "ContextpipeError",
+    "Direction",
     "DroppedFragment",
     "DroppedList",
-    "FragmentStore",
+    "EdgeRecord",
+    "EdgeTarget",
+    "ForgetSummary",
+    "FragmentLookup",
+    "GraphEdge",
+    "GraphNode",
+    "GraphStats",
+    "GraphView",
+    "IndexProgress",
+    "IndexSummary",
+    "IndexWriter",
+    "NewFragment",
+    "NodeRecord",
     "OutputFormat",
     "Pipeline",
+    "PluginInfo",
     "Provenance",
+    "RegisteredStrategy",
     "RequestFilters",
     "ResultFragment",
     "Settings",
+    "SkipReason",
+    "Skipped",
     "SourceRef",
+    "Store",
+    "StoreBackend",
     "StoreError",
+    "StoreStats",
+    "StoredFile",
     "StrategyReport",
     "StrategySelection",
-    "TextBackend",
+    "TargetForm",
     "TextHit",
+    "TextSearch",
+    "Timeline",
     "Tokenizer",
     "TokenizerError",
     "__version__",
+    "configure_logging",
     "get_tokenizer",
     "hookimpl",
+    "identifier_words",
+    "json_schema",
     "load_settings",
+    "matched_terms",
+    "query_terms",
     "strategy_options",
 ]

@@ -1,44 +1,14 @@
-"""Backend protocols strategies retrieve through, and the bundle handed to each strategy.
-
-A strategy names the backends it needs (`required_backends`); the executor skips it with a
-reason when the store in use does not offer them.
+"""What acceptance and packing ask of a store's fragment lookup: the stored depths of a
+node, and which of them a fragment may fall back to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
-from .models import ContextFragment, RequestFilters
+from .models import ContextFragment
 
-TEXT = "text"
-STORE = "store"
-
-
-@dataclass(frozen=True)
-class TextHit:
-    """One text-search result: the fragment, its lexical score, the query terms it matched."""
-
-    fragment: ContextFragment
-    score: float
-    matched_terms: tuple[str, ...]
-
-
-@runtime_checkable
-class FragmentStore(Protocol):
-    """Fragments by id and by node."""
-
-    def variants(self, uko_uri: str) -> Sequence[ContextFragment]:
-        """Every stored depth of one node, deepest first."""
-        ...
-
-    def count(self) -> int:
-        """How many fragments (all depths) the store holds."""
-        ...
-
-
-#: Every stored depth of a node, deepest first (`FragmentStore.variants`, or a stand-in).
+#: Every stored depth of a node, deepest first (`FragmentLookup.variants`, or a stand-in).
 VariantLookup = Callable[[str], Sequence[ContextFragment]]
 
 
@@ -54,26 +24,3 @@ def stored_shallower(fragment: ContextFragment, variants: VariantLookup) -> list
     ):
         return []
     return [v for v in stored if v.detail_depth < fragment.detail_depth]
-
-
-@runtime_checkable
-class TextBackend(Protocol):
-    """Lexical search over full-text fragments."""
-
-    def search(self, query: str, limit: int, filters: RequestFilters) -> Sequence[TextHit]:
-        """Best matches first; user text is never interpreted as query syntax."""
-        ...
-
-
-@dataclass(frozen=True)
-class Backends:
-    """The backends available to strategies for one request; absent ones are None."""
-
-    fragments: FragmentStore | None = None
-    text: TextBackend | None = None
-    extra: dict[str, object] = field(default_factory=dict[str, object])
-
-    def available(self) -> frozenset[str]:
-        """Names of the backends present (`store`, `text`, and any extra ones)."""
-        names = {name for name, backend in ((STORE, self.fragments), (TEXT, self.text)) if backend}
-        return frozenset(names | set(self.extra))

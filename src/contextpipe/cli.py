@@ -1,4 +1,6 @@
-"""The `contextpipe` command line: a thin layer over `Pipeline`."""
+"""The `contextpipe` command line: a thin layer over `Pipeline`, importing nothing but the
+package root.
+"""
 
 from __future__ import annotations
 
@@ -22,19 +24,19 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__
-from .config import (
+from . import (
     CONFIG_FILENAME,
-    effective_items,
-    load_settings,
+    AssembledContext,
+    ContextpipeError,
+    IndexSummary,
+    OutputFormat,
+    Pipeline,
+    RequestFilters,
+    StrategySelection,
+    __version__,
+    configure_logging,
+    json_schema,
 )
-from .errors import ContextpipeError
-from .graph import graph_stats, load_graph, neighbourhood
-from .ingest.indexer import IndexSummary
-from .logs import configure_logging
-from .models import AssembledContext, OutputFormat, RequestFilters, StrategySelection, json_schema
-from .pipeline import Pipeline
-from .registry import SLOW_LOAD_MS, commented_default_config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -105,7 +107,7 @@ def init(obj: _Context) -> None:
     if target.exists():
         click.echo(f"{target} already exists; left as it is.")
     else:
-        target.write_text(commented_default_config(), encoding="utf-8")
+        target.write_text(Pipeline.default_config(), encoding="utf-8")
         click.echo(f"wrote {target}")
     click.echo('next: contextpipe index PATH, then contextpipe query "your question"')
 
@@ -192,7 +194,7 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
     with _errors():
         pipeline = obj.pipeline()
         roots = pipeline.index_roots(paths)  # a mistyped path fails before anything moves
-        moved = pipeline.store.move_aside() if rebuild else None
+        moved = pipeline.move_store_aside() if rebuild else None
         if moved is not None and output_format == "text":
             click.echo(f"moved the store aside to {moved}; indexing into a new one")
         if _stderr.is_terminal:
@@ -207,23 +209,24 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
                 summaries = pipeline.index(roots, _BarProgress(bar))
         else:
             summaries = pipeline.index(roots, _LogProgress())
-        store = pipeline.store
-        fragments, searchable = store.count(), store.searchable_count()
+        store = pipeline.stats()
     if output_format == "json":
         result = {
             "roots": [asdict(summary) for summary in summaries],
             "store": {
-                "path": str(store.directory),
-                "fragments": fragments,
-                "searchable": searchable,
+                "path": store.location,
+                "fragments": store.fragments,
+                "searchable": store.searchable,
             },
-            "moved_aside": None if moved is None else str(moved),
+            "moved_aside": moved,
         }
         click.echo(json.dumps(result, indent=2))
         return
     for summary in summaries:
         _print_summary(summary)
-    click.echo(f"store: {store.directory} ({fragments} fragments, {searchable} searchable)")
+    click.echo(
+        f"store: {store.location} ({store.fragments} fragments, {store.searchable} searchable)"
+    )
 
 
 @cli.command()
@@ -251,9 +254,7 @@ def graph() -> None:
 def graph_stats_command(obj: _Context, output_format: str) -> None:
     """Node counts by kind and edge counts by type."""
     with _errors():
-        pipeline = obj.pipeline()
-        pipeline.store.check()
-        stats = graph_stats(pipeline.store)
+        stats = obj.pipeline().graph().stats()
     if output_format == "json":
         click.echo(json.dumps({"nodes": stats.nodes, "edges": stats.edges}, indent=2))
         return
@@ -272,14 +273,13 @@ def graph_stats_command(obj: _Context, output_format: str) -> None:
 def graph_show(obj: _Context, uri: str, hops: int) -> None:
     """Print a node's neighbourhood: every edge within HOPS of it."""
     with _errors():
-        pipeline = obj.pipeline()
-        pipeline.store.check()
-        graph_ = load_graph(pipeline.store)
-    if uri not in graph_:
-        _fail(f"{uri}: no such node; `contextpipe graph stats` shows what is indexed")
-    attributes = graph_.nodes[uri]
-    click.echo(f"{uri} ({attributes.get('kind')}, {attributes.get('path')})")
-    for source, kind, target in neighbourhood(graph_, uri, hops):
+        view = obj.pipeline().graph()
+        node = view.node(uri)
+        if node is None:
+            _fail(f"{uri}: no such node; `contextpipe graph stats` shows what is indexed")
+        edges = view.subgraph([uri], hops)
+    click.echo(f"{uri} ({node.kind}, {node.path})")
+    for source, kind, target in edges:
         click.echo(f"  {source} -[{kind}]-> {target}")
 
 
@@ -312,8 +312,7 @@ def query(
     """
     with _errors():
         pipeline = obj.pipeline()
-        if not pipeline.store.exists():
-            _fail(f"{pipeline.store.directory}: no index here; run `contextpipe index PATH` first")
+        pipeline.check()
         context = pipeline.assemble(
             query,
             budget=budget,
@@ -349,8 +348,9 @@ def query(
 
 def _why_empty(context: AssembledContext, pipeline: Pipeline, filtered: bool) -> str:
     """Why an assembly holds no fragment, in one line."""
-    if pipeline.store.count() == 0:
-        return f"the store at {pipeline.store.directory} holds no fragments; index something first"
+    store = pipeline.stats()
+    if store.fragments == 0:
+        return f"the store at {store.location} holds no fragments; index something first"
     ran = [report for report in context.strategies if report.status == "ok"]
     if not ran:
         why = "; ".join(f"{r.name}: {r.status}, {r.reason}" for r in context.strategies)
@@ -377,7 +377,7 @@ def strategies(obj: _Context, output_format: str) -> None:
     for plugin in pipeline.plugins:
         names = plugin.strategies or ("-",)
         for name in names:
-            registered = pipeline.registry.get(name)
+            registered = pipeline.strategy(name)
             strategy = registered.strategy if registered else None
             rows.append(
                 {
@@ -390,6 +390,7 @@ def strategies(obj: _Context, output_format: str) -> None:
                     "needs": sorted(strategy.required_backends) if strategy else [],
                     "error": plugin.error,
                     "load_ms": plugin.load_ms,
+                    "slow": plugin.slow,
                 }
             )
     if output_format == "json":
@@ -406,17 +407,17 @@ def strategies(obj: _Context, output_format: str) -> None:
             row["status"],
             "" if row["quality"] is None else f"{row['quality']:.2f}",
             ", ".join(row["needs"]),
-            _load_time(row["status"], row["load_ms"]),
+            _load_time(row["status"], row["load_ms"], row["slow"]),
             row["error"],
         )
     Console(width=200).print(table)
 
 
-def _load_time(status: str, load_ms: float) -> str:
+def _load_time(status: str, load_ms: float, slow: bool) -> str:
     """A plugin's load time for the table: blank when it was not loaded, marked when slow."""
     if status == "disabled":
         return ""
-    return f"{load_ms:.0f} ms" + (" (slow)" if load_ms > SLOW_LOAD_MS else "")
+    return f"{load_ms:.0f} ms" + (" (slow)" if slow else "")
 
 
 @cli.command()
@@ -428,7 +429,7 @@ def explain(obj: _Context, name: str | None) -> None:
         pipeline = obj.pipeline()
     chosen = pipeline.strategies
     if name is not None:
-        registered = pipeline.registry.get(name)
+        registered = pipeline.strategy(name)
         if registered is None:
             known = ", ".join(s.strategy.name for s in chosen) or "none"
             _fail(f"unknown strategy {name!r}; registered: {known}")
@@ -453,7 +454,7 @@ def config_init(obj: _Context, force: bool) -> None:
     target = obj.config or Path(CONFIG_FILENAME)
     if target.exists() and not force:
         _fail(f"{target} already exists; pass --force to overwrite it")
-    target.write_text(commented_default_config(), encoding="utf-8")
+    target.write_text(Pipeline.default_config(), encoding="utf-8")
     click.echo(f"wrote {target}")
 
 
@@ -462,10 +463,8 @@ def config_init(obj: _Context, force: bool) -> None:
 @click.pass_obj
 def config_show(obj: _Context, output_format: str) -> None:
     """Print the effective configuration and where each value came from."""
-    overrides = {"store.path": str(obj.store.resolve())} if obj.store else None
     with _errors():
-        loaded = load_settings(config_file=obj.config, cli_overrides=overrides)
-    items = effective_items(loaded)
+        items = Pipeline.effective_config(obj.config, obj.store)
     if output_format == "json":
         click.echo(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in items], indent=2))
         return

@@ -13,7 +13,7 @@ import re
 import tomllib
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -40,8 +40,10 @@ class StoreSettings(BaseModel):
         default=".contextpipe",
         description="Directory of the embedded store, relative to the project directory.",
     )
-    backend: Literal["embedded"] = Field(
-        default="embedded", description='Storage backend: "embedded" (SQLite FTS5 in one folder).'
+    backend: str = Field(
+        default="embedded",
+        description='Storage backend, by the name its plugin registers: "embedded" (SQLite'
+        " FTS5 in one folder) is built in.",
     )
 
 
@@ -251,11 +253,6 @@ class LoadedSettings(BaseModel):
     sources: dict[str, str]
     project_dir: Path
     files: dict[str, str] = Field(default_factory=dict[str, str], repr=False)
-
-    @property
-    def store_path(self) -> Path:
-        """The store directory, resolved against the project directory."""
-        return (self.project_dir / self.settings.store.path).resolve()
 
     def located(self, error: ConfigError) -> ConfigError:
         """`error` prefixed with the file and line (or variable) that set its key."""

@@ -31,9 +31,9 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from .backends import Backends
 from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
+from .storage import Backends
 from .strategy import ContextStrategy
 
 

@@ -1,5 +1,5 @@
-"""The UKO graph: the store's nodes and declared edges, resolved into a networkx
-MultiDiGraph on demand.
+"""The UKO graph: a store's nodes and declared edges, resolved into a graph that any store
+backend can offer as its `GraphView`.
 
 Edges are stored as their source file declared them (an import of `json.decoder`, a call
 of `loads`), and resolved here, so re-indexing one file never requires re-reading another.
@@ -14,22 +14,33 @@ Resolution is best-effort and by name:
   otherwise the edge is dropped (ambiguous or outside the index).
 - `links_to`: a markdown link to another indexed file.
 
-`graph_stats` counts what `build_graph` would hold without building it (the networkx graph
-of a large store takes seconds to build): both go through the same resolution.
+An edge is kept once per source, target and type. `ResolvedGraph.stats` counts what the
+graph holds without building it (the networkx graph of a large store takes seconds to
+build); everything else builds it once, on first use.
 """
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
-import networkx as nx
+from .storage import (
+    Direction,
+    EdgeRecord,
+    EdgeTarget,
+    GraphEdge,
+    GraphNode,
+    GraphStats,
+    NodeRecord,
+    TargetForm,
+)
 
-from .store.embedded import EdgeRow, EmbeddedStore, StoredEdge, StoredNode
+if TYPE_CHECKING:
+    import networkx as nx
 
 _NOT_DEFINITIONS = frozenset({"module", "document", "section", "paragraph", "block", "part"})
 _TYPE_KINDS = frozenset(
@@ -37,22 +48,14 @@ _TYPE_KINDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class GraphStats:
-    """Node counts by kind and edge counts by type."""
-
-    nodes: dict[str, int]
-    edges: dict[str, int]
-
-
 class _Resolver:
-    def __init__(self, nodes: list[StoredNode]) -> None:
+    def __init__(self, nodes: list[NodeRecord]) -> None:
         self.file_root: dict[str, str] = {}
         # Definitions by name, then by file (both in node order), and the types among them:
         # a name like `__init__` has thousands of definitions, looked up once per call.
-        self.by_name: defaultdict[str, dict[str, list[StoredNode]]] = defaultdict(dict)
-        self.all_named: defaultdict[str, list[StoredNode]] = defaultdict(list)
-        self.types_named: defaultdict[str, list[StoredNode]] = defaultdict(list)
+        self.by_name: defaultdict[str, dict[str, list[NodeRecord]]] = defaultdict(dict)
+        self.all_named: defaultdict[str, list[NodeRecord]] = defaultdict(list)
+        self.types_named: defaultdict[str, list[NodeRecord]] = defaultdict(list)
         self.by_suffix: defaultdict[str, list[str]] = defaultdict(list)
         for node in nodes:
             if node.parent is None:
@@ -71,32 +74,32 @@ class _Resolver:
         # Answers of `symbol`, once `imported` is complete: a file calls the same names often.
         self._symbols: dict[tuple[str, str], str | None] = {}
 
-    def file(self, key: str, source_path: str) -> str | None:
-        """The path of the file an import or link key names, if it is indexed."""
-        kind, _, value = key.partition(":")
-        if kind == "path":
-            return next((p for p in value.split("|") if p in self.file_root), None)
-        if kind == "py":
-            for dotted in value.split("|"):
+    def file(self, target: EdgeTarget) -> str | None:
+        """The path of the indexed file an import or link target names, if there is one."""
+        form, names = target.form, target.names
+        if form is TargetForm.FILE:
+            return next((p for p in names if p in self.file_root), None)
+        if form is TargetForm.PYTHON:
+            for dotted in names:
                 module = dotted.replace(".", "/")
                 found = self._suffix(f"{module}.py") or self._suffix(f"{module}/__init__.py")
                 if found:
                     return found
             return None
-        if kind == "java":
-            return self._suffix(value.replace(".", "/") + ".java")
-        if kind == "include":
-            directory, _, header = value.partition("|")
-            local = posixpath.normpath(posixpath.join(directory, header)) if directory else ""
+        if form is TargetForm.JAVA:
+            return self._suffix(names[0].replace(".", "/") + ".java")
+        if form is TargetForm.INCLUDE:
+            header = names[0]
+            local = posixpath.normpath(posixpath.join(target.near, header)) if target.near else ""
             return local if local in self.file_root else self._suffix(header)
-        if kind == "go":
-            package = value.rsplit("/", 1)[-1]
+        if form is TargetForm.GO:
+            package = names[0].rsplit("/", 1)[-1]
             return next(
                 (p for p in self.file_root if p.endswith(".go") and f"/{package}/" in f"/{p}"),
                 None,
             )
-        if kind == "rust":
-            parts = [p for p in value.split("::") if p not in ("crate", "self", "super")]
+        if form is TargetForm.RUST:
+            parts = [p for p in names[0].split("::") if p not in ("crate", "self", "super")]
             for end in range(len(parts), 0, -1):
                 module = "/".join(parts[:end])
                 found = self._suffix(f"{module}.rs") or self._suffix(f"{module}/mod.rs")
@@ -158,77 +161,163 @@ def _containment(resolver: _Resolver) -> Iterator[tuple[str, str, str | None]]:
 
 
 def _resolved(
-    resolver: _Resolver, declared: Sequence[EdgeRow], is_node: Callable[[str], bool]
+    resolver: _Resolver, declared: Sequence[EdgeRecord], is_node: Callable[[str], bool]
 ) -> Iterator[tuple[str, str, str]]:
     """Declared edges resolved to (source, type, target) between nodes (see the module
     docstring); edges that resolve to nothing or to their own source are left out.
     """
     # Imports first: name resolution prefers definitions in the files a file imports.
     for _, kind, target, path in declared:
-        if kind == "imports" and (found := resolver.file(target, path)):
+        if kind == "imports" and (found := resolver.file(target)):
             resolver.imported[path].add(found)
-    for source, kind, key, path in declared:
+    for source, kind, (form, names, near), path in declared:
         if not is_node(source):
             continue
-        form, _, value = key.partition(":")
-        target: str | None
-        if form == "uri":
-            target = value if is_node(value) else None
-        elif form == "sym":
-            target = resolver.symbol(value, path)
+        resolved: str | None
+        if form is TargetForm.NODE:
+            resolved = names[0] if is_node(names[0]) else None
+        elif form is TargetForm.SYMBOL:
+            resolved = resolver.symbol(names[0], path)
         else:
-            found = resolver.file(key, path)
-            target = resolver.file_root.get(found) if found else None
-        if target is not None and target != source:
-            yield source, kind, target
+            found = resolver.file(EdgeTarget(form, names, near))
+            resolved = resolver.file_root.get(found) if found else None
+        if resolved is not None and resolved != source:
+            yield source, kind, resolved
 
 
-def build_graph(nodes: list[StoredNode], edges: Iterable[StoredEdge]) -> nx.MultiDiGraph[str]:
-    """The resolved graph of these nodes and declared edges (see the module docstring)."""
-    graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-    graph.add_node(_REPOSITORY, kind="repository", name="repository", path="")
-    for node in nodes:
-        graph.add_node(
-            node.uri,
-            kind=node.kind,
-            name=node.name,
-            path=node.path,
-            start_line=node.start_line,
-            end_line=node.end_line,
-        )
-    resolver = _Resolver(nodes)
-    for parent, child, folder in _containment(resolver):
-        if folder is not None:
-            graph.add_node(child, kind="directory", name=folder, path=folder)
-        graph.add_edge(parent, child, key="contains", type="contains")
-    declared = [(e.source, e.type, e.target, e.path) for e in edges]
-    for source, kind, target in _resolved(resolver, declared, graph.__contains__):
-        graph.add_edge(source, target, key=kind, type=kind)
-    return graph
+#: What a store hands the graph to resolve: every node and every declared edge, read in
+#: one state of the store.
+GraphSource = Callable[[], tuple[list[NodeRecord], list[EdgeRecord]]]
 
 
-def load_graph(store: EmbeddedStore) -> nx.MultiDiGraph[str]:
-    """The UKO graph of everything in `store`."""
-    return build_graph(store.nodes(), store.edges())
-
-
-def graph_stats(store: EmbeddedStore) -> GraphStats:
-    """How many nodes of each kind and edges of each type `load_graph(store)` would hold,
-    counted without building the graph, and remembered in the store until it changes. An
-    edge is counted once per source, target and type, as the graph keeps it.
+class ResolvedGraph:
+    """A `GraphView` of the nodes and declared edges `read` returns, resolved once. A store
+    keeps one per state of its index and makes a new one when the index changes.
+    `known_stats` are counts kept from an earlier resolution of the same state, and
+    `keep_stats` is told the counts when they are first made, to keep them.
     """
-    with store.snapshot():
-        generation = store.generation()
-        kept = store.remembered("graph_stats", generation)
-        if kept is not None:
-            counts = json.loads(kept)
-            return GraphStats(counts["nodes"], counts["edges"])
-        stats = _count(store.nodes(), store.edge_rows())
-    store.remember("graph_stats", json.dumps(asdict(stats)), generation)
-    return stats
+
+    def __init__(
+        self,
+        read: GraphSource,
+        known_stats: GraphStats | None = None,
+        keep_stats: Callable[[GraphStats], None] | None = None,
+    ) -> None:
+        self._read = read
+        self._stats = known_stats
+        self._keep_stats = keep_stats
+
+    @cached_property
+    def _records(self) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+        return self._read()
+
+    @cached_property
+    def networkx(self) -> nx.MultiDiGraph[str]:
+        """The whole resolved graph as a networkx graph (nodes carry kind, name, path and
+        lines; edges are keyed by type).
+        """
+        import networkx as nx
+
+        nodes, declared = self._records
+        graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+        graph.add_node(_REPOSITORY, kind="repository", name="repository", path="")
+        for node in nodes:
+            graph.add_node(
+                node.uri,
+                kind=node.kind,
+                name=node.name,
+                path=node.path,
+                start_line=node.start_line,
+                end_line=node.end_line,
+            )
+        resolver = _Resolver(nodes)
+        for parent, child, folder in _containment(resolver):
+            if folder is not None:
+                graph.add_node(child, kind="directory", name=folder, path=folder)
+            graph.add_edge(parent, child, key="contains", type="contains")
+        for source, kind, target in _resolved(resolver, declared, graph.__contains__):
+            graph.add_edge(source, target, key=kind, type=kind)
+        return graph
+
+    def stats(self) -> GraphStats:
+        """How many nodes of each kind and edges of each type the graph holds, counted
+        without building it.
+        """
+        if self._stats is None:
+            self._stats = _count(*self._records)
+            if self._keep_stats is not None:
+                self._keep_stats(self._stats)
+        return self._stats
+
+    def node(self, uri: str) -> GraphNode | None:
+        """The node with this URI, if there is one."""
+        graph = self.networkx
+        if uri not in graph:
+            return None
+        data = graph.nodes[uri]
+        return GraphNode(
+            uri,
+            str(data["kind"]),
+            str(data["name"]),
+            str(data["path"]),
+            int(data.get("start_line", 0)),
+            int(data.get("end_line", 0)),
+        )
+
+    def edges(self) -> list[GraphEdge]:
+        """Every edge, sorted."""
+        return sorted(GraphEdge(s, str(k), t) for s, t, k in self.networkx.edges(keys=True))
+
+    def neighbours(
+        self, uri: str, edge_types: Collection[str] = (), direction: Direction = "both"
+    ) -> list[GraphEdge]:
+        """Edges at `uri` (of these types; all when empty), sorted."""
+        graph = self.networkx
+        if uri not in graph:
+            return []
+        found: set[GraphEdge] = set()
+        if direction in ("out", "both"):
+            found.update(GraphEdge(uri, str(k), t) for _, t, k in graph.out_edges(uri, keys=True))
+        if direction in ("in", "both"):
+            found.update(GraphEdge(s, str(k), uri) for s, _, k in graph.in_edges(uri, keys=True))
+        return sorted(e for e in found if not edge_types or e.type in edge_types)
+
+    def subgraph(self, uris: Iterable[str], hops: int) -> list[GraphEdge]:
+        """Edges among the nodes within `hops` of `uris` (either direction) that lie on a
+        path of at most `hops` edges from them, sorted.
+        """
+        graph = self.networkx
+        reached = dict.fromkeys((u for u in uris if u in graph), 0)
+        frontier = list(reached)
+        for distance in range(1, hops + 1):
+            step: list[str] = []
+            for node in frontier:
+                for other in (*graph.successors(node), *graph.predecessors(node)):
+                    if other not in reached:
+                        reached[other] = distance
+                        step.append(other)
+            frontier = step
+        found = {
+            GraphEdge(source, str(key), target)
+            for source, target, key in graph.edges(list(reached), keys=True)
+            if target in reached and (reached[source] < hops or reached[target] < hops)
+        }
+        return sorted(found)
+
+    def pagerank(self, seeds: Mapping[str, float], damping: float = 0.85) -> dict[str, float]:
+        """Personalised PageRank seeded at `seeds` (unknown URIs are ignored; no known seed:
+        no scores), by node URI.
+        """
+        import networkx as nx
+
+        graph = self.networkx
+        known = {uri: weight for uri, weight in seeds.items() if uri in graph and weight > 0}
+        if not known:
+            return {}
+        return nx.pagerank(graph, alpha=damping, personalization=known)
 
 
-def _count(nodes: list[StoredNode], declared: list[EdgeRow]) -> GraphStats:
+def _count(nodes: list[NodeRecord], declared: list[EdgeRecord]) -> GraphStats:
     resolver = _Resolver(nodes)
     kinds = Counter(node.kind for node in nodes)
     kinds["repository"] += 1
@@ -243,18 +332,3 @@ def _count(nodes: list[StoredNode], declared: list[EdgeRow]) -> GraphStats:
     edges.update(_resolved(resolver, declared, uris.__contains__))
     types = Counter(kind for _, kind, _ in edges)
     return GraphStats(dict(sorted(kinds.items())), dict(sorted(types.items())))
-
-
-def neighbourhood(graph: nx.MultiDiGraph[str], uri: str, hops: int) -> list[tuple[str, str, str]]:
-    """Edges (source, type, target) within `hops` of `uri`, in either direction, sorted."""
-    undirected = graph.to_undirected(as_view=True)
-    reached = nx.single_source_shortest_path_length(undirected, uri, cutoff=hops)
-    inside = set(reached)
-    found = {
-        (source, str(key), target)
-        for source, target, key in graph.edges(keys=True)
-        if source in inside
-        and target in inside
-        and (reached[source] < hops or reached[target] < hops)
-    }
-    return sorted(found)

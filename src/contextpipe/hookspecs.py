@@ -1,20 +1,25 @@
 """The pluggy hook specifications: the one place that says what a plugin can provide.
 
-Third-party packages register a module or object under the entry-point group
-`contextpipe.strategies`; the built-in strategies register the same way.
+Third-party packages register a module or object under an entry-point group:
+`contextpipe.strategies` for retrieval strategies, `contextpipe.stores` for store
+backends. The built-in strategies and the embedded store register the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pluggy
 
-from .config import Settings
-from .strategy import ContextStrategy
+if TYPE_CHECKING:
+    from .config import Settings
+    from .storage import StoreBackend
+    from .strategy import ContextStrategy
 
 PROJECT_NAME = "contextpipe"
 ENTRY_POINT_GROUP = "contextpipe.strategies"
+STORE_ENTRY_POINT_GROUP = "contextpipe.stores"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
@@ -25,4 +30,10 @@ def contextpipe_strategies(settings: Settings) -> Sequence[ContextStrategy]:
     """Return the strategies this plugin provides, configured from `settings`
     (read your own options with `settings.strategy(NAME).options`).
     """
+    ...
+
+
+@hookspec
+def contextpipe_stores() -> Sequence[StoreBackend]:
+    """Return the store backends this plugin provides; `[store] backend` picks one by name."""
     ...

@@ -4,12 +4,15 @@ pipeline = Pipeline.open()                       # config.toml and .contextpipe/
 pipeline.index(["docs/"])
 context = pipeline.assemble("how is the budget split?", budget=1200)
 print(context.text)
+
+A request runs plan -> run -> accept -> fuse -> pack -> report: the planner picks the
+strategies and their shares, the executor runs them under deadlines, acceptance holds their
+candidates to the contract, fusion merges them, the packer fills the budget, and the report
+says what happened to everything. The store is reached through its protocols only.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -18,13 +21,18 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 
+from ._loops import ThreadLoops
 from .acceptance import CandidateChecks
-from .backends import Backends, VariantLookup
-from .budget import AllocationRequest, BudgetAllocator, check_budget
-from .config import LoadedSettings, StrategySettings, load_settings
-from .errors import ConfigError, ContextpipeError
+from .backends import VariantLookup
+from .budget import check_budget
+from .config import (
+    LoadedSettings,
+    effective_items,
+    load_settings,
+)
+from .errors import ConfigError, ContextpipeError, StoreError
 from .executor import PlannedRun, RunOutcome, StrategyExecutor
-from .fusion import FusedItem, RankedList, fuse
+from .fusion import RankedList, fuse
 from .ingest.indexer import (
     ForgetSummary,
     IndexProgress,
@@ -34,40 +42,35 @@ from .ingest.indexer import (
     index_folder,
 )
 from .logs import configure_logging, logger
-from .models import (
-    AssembledContext,
-    ContextFragment,
-    ContextRequest,
-    DroppedList,
-    DroppedRow,
-    StrategyReport,
-    StrategyStatus,
-    result_fragments,
+from .models import AssembledContext, ContextFragment, ContextRequest, DroppedRow, StrategyReport
+from .packing import Packer, PackingCache, PackingPolicy
+from .planning import Planner
+from .registry import (
+    PluginInfo,
+    RegisteredStrategy,
+    StoreRegistry,
+    StrategyRegistry,
+    commented_default_config,
 )
-from .packing import Packed, Packer, PackingCache, PackingPolicy
-from .registry import PluginInfo, RegisteredStrategy, StrategyRegistry
 from .rendering import Renderer, renderer_for
-from .store.embedded import EmbeddedStore
+from .reporting import assembled_context, log_assembly
+from .storage import GraphView, Store, StoreStats
 from .tokenizers import Tokenizer, get_tokenizer
 
 
 class Pipeline:
     """Index sources and assemble budgeted, cited context from them."""
 
-    def __init__(
-        self, loaded: LoadedSettings, store: EmbeddedStore, registry: StrategyRegistry
-    ) -> None:
+    def __init__(self, loaded: LoadedSettings, store: Store, registry: StrategyRegistry) -> None:
         self.loaded = loaded
         self.settings = loaded.settings
         self.store = store
         self.registry = registry
-        self._allocator = BudgetAllocator()
         self._executor = StrategyExecutor()
+        self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
         self._checks = CandidateChecks()
-        # One event loop per calling thread, reused: setting one up and tearing it down
-        # costs a good part of a millisecond, as much as fusing hundreds of candidates.
-        self._loops: dict[int, asyncio.AbstractEventLoop] = {}
+        self._loops = ThreadLoops()
 
     @classmethod
     def open(
@@ -80,7 +83,7 @@ class Pipeline:
         environ: Mapping[str, str] | None = None,
     ) -> Pipeline:
         """Load settings (config file, `CONTEXTPIPE_*`, `overrides` as dotted keys), open
-        the store and discover strategy plugins.
+        the store of the configured backend and discover strategy plugins.
         """
         if not structlog.is_configured():
             configure_logging()
@@ -94,13 +97,32 @@ class Pipeline:
             environ,
         )
         try:
+            opened = StoreRegistry().open(loaded.settings, loaded.project_dir)
             registry = StrategyRegistry.discover(loaded.settings, environ)
-        except ConfigError as exc:  # a plugin rejected its options: name file and line
+        except ConfigError as exc:  # a bad backend name or plugin option: name file and line
             raise loaded.located(exc) from None
         not_loaded = [f"{p.name} ({p.status})" for p in registry.plugins if p.status != "ok"]
         for name, warning in loaded.unknown_strategies(registry.strategies, not_loaded):
             logger.warning("unknown strategy", strategy=name, message=warning)
-        return cls(loaded, EmbeddedStore(loaded.store_path), registry)
+        return cls(loaded, opened, registry)
+
+    @staticmethod
+    def effective_config(
+        config: str | Path | None = None, store: str | Path | None = None
+    ) -> list[tuple[str, Any, str]]:
+        """Every effective setting as (dotted key, value, where it came from), without
+        opening the store or loading plugins.
+        """
+        overrides = {"store.path": str(Path(store).resolve())} if store is not None else None
+        loaded = load_settings(
+            config_file=Path(config) if config else None, cli_overrides=overrides
+        )
+        return effective_items(loaded)
+
+    @staticmethod
+    def default_config() -> str:
+        """The commented default config.toml, with the options of every installed strategy."""
+        return commented_default_config()
 
     @property
     def plugins(self) -> list[PluginInfo]:
@@ -111,6 +133,10 @@ class Pipeline:
     def strategies(self) -> list[RegisteredStrategy]:
         """Strategies that loaded, by name."""
         return [self.registry.strategies[name] for name in sorted(self.registry.strategies)]
+
+    def strategy(self, name: str) -> RegisteredStrategy | None:
+        """The loaded strategy called `name`, if there is one."""
+        return self.registry.get(name)
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -158,6 +184,30 @@ class Pipeline:
         """
         return forget_root(self.store, Path(path).resolve(), self.loaded.project_dir)
 
+    def move_store_aside(self) -> str | None:
+        """Keep the current index under another name (see `Store.move_aside`), so that the
+        next `index` starts a new one; where it went, or None when there was none.
+        """
+        return self.store.move_aside()
+
+    def check(self) -> None:
+        """Raise `StoreError`, saying what to run, unless the index exists and is whole."""
+        self.store.check()
+
+    def stats(self) -> StoreStats:
+        """How many files and fragments the store holds."""
+        return self.store.stats()
+
+    def graph(self) -> GraphView:
+        """The store's resolved graph; a `StoreError` when nothing is indexed, the index is
+        damaged, or the store offers no graph.
+        """
+        self.store.check()
+        graph = self.store.backends().graph
+        if graph is None:
+            raise StoreError(f"{self.store.location}: this store offers no graph")
+        return graph
+
     def request(self, request_or_query: ContextRequest | str, **fields: Any) -> ContextRequest:
         """A validated request: a query string plus fields, or a request with fields replaced."""
         if isinstance(request_or_query, ContextRequest):
@@ -179,12 +229,7 @@ class Pipeline:
 
     def assemble(self, request_or_query: ContextRequest | str, **fields: Any) -> AssembledContext:
         """Assemble context for a request (or a query with `budget=`, `output=`, ...)."""
-        # Not asyncio.run: on Python 3.11/3.12 its teardown formats the whole result as a
-        # string (restoring the SIGINT handler), which costs more than the packing itself.
-        loop = self._loops.get(threading.get_ident())
-        if loop is None or loop.is_closed():
-            loop = self._loops[threading.get_ident()] = asyncio.new_event_loop()
-        return loop.run_until_complete(self.aassemble(request_or_query, **fields))
+        return self._loops.run(self.aassemble(request_or_query, **fields))
 
     async def aassemble(
         self, request_or_query: ContextRequest | str, **fields: Any
@@ -193,21 +238,20 @@ class Pipeline:
         started = time.perf_counter()
         request = self.request(request_or_query, **fields)
         tokenizer = get_tokenizer(request.tokenizer or self.settings.tokenizer.name)
-        renderer = renderer_for(request.output)
-        backends = self._backends()
+        packer = self._packer(renderer_for(request.output), tokenizer)
+        backends = self.store.backends()
         timings: dict[str, float] = {}
-        packer = self._packer(renderer, tokenizer)
 
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
-        plans, skipped = await self._plan(request, backends, packer.frame_tokens(request), deadline)
+        frame = packer.frame_tokens(request)
+        plan = await self._planner.plan(request, backends, frame, deadline, not self.store.exists())
         mark = time.perf_counter()
-        outcomes = await self._executor.run(plans, request, backends, deadline)
+        outcomes = await self._executor.run(plan.runs, request, backends, deadline)
         timings["strategies"] = _ms(mark)
 
         mark = time.perf_counter()
-        fragments = backends.fragments
-        variants = fragments.variants if fragments else _no_variants
-        finished, ranked, left_out = self._accept(plans, outcomes, request, tokenizer, variants)
+        variants = backends.fragments.variants if backends.fragments else _no_variants
+        finished, ranked, left_out = self._accept(plan.runs, outcomes, request, tokenizer, variants)
         timings["acceptance"] = _ms(mark)
 
         mark = time.perf_counter()
@@ -218,50 +262,10 @@ class Pipeline:
         packed = packer.pack(fused, request, variants)
         timings["packing"] = _ms(mark)
 
-        reports = _final_reports(finished + skipped, packed)
-        context = AssembledContext(
-            query=request.query,
-            budget=request.budget,
-            tokens_used=packed.tokens_used,
-            tokenizer=tokenizer.name,
-            output=request.output,
-            text=packed.rendered.text,
-            messages=packed.rendered.messages,
-            fragments=result_fragments(
-                {
-                    **vars(selected.fragment),
-                    "score": round(selected.item.score, 6),
-                    "provenance": [vote._asdict() for vote in selected.item.provenance],
-                }
-                for selected in packed.selected
-            ),
-            strategies=reports,
-            dropped=DroppedList(left_out) + packed.dropped + _copies(fused),
-            elapsed_ms=_ms(started),
-            timings_ms=timings,
+        context = assembled_context(
+            request, tokenizer, finished + plan.skipped, left_out, fused, packed, timings, started
         )
-        for report in reports:
-            logger.info(
-                "strategy",
-                strategy=report.name,
-                status=report.status,
-                reason=report.reason,
-                elapsed_ms=report.elapsed_ms,
-                proposed=report.proposed,
-                rejected=report.rejected,
-                accepted=report.accepted,
-                allocated_tokens=report.allocated_tokens,
-                used_tokens=report.used_tokens,
-            )
-        logger.info(
-            "assembled",
-            query=request.query,
-            budget=request.budget,
-            tokens_used=context.tokens_used,
-            fragments=len(context.fragments),
-            dropped=len(context.dropped),
-            elapsed_ms=context.elapsed_ms,
-        )
+        log_assembly(context)
         return context
 
     def _accept(
@@ -303,134 +307,13 @@ class Pipeline:
         policy = PackingPolicy.from_settings(self.settings.packing)
         return Packer(renderer, tokenizer, policy, self._packing_cache)
 
-    def _backends(self) -> Backends:
-        if not self.store.exists():
-            return Backends()
-        self.store.check()
-        return Backends(fragments=self.store, text=self.store)
-
-    @staticmethod
-    def _weight(name: str, configured: float, request: ContextRequest) -> float:
-        """The configured weight, unless the request sets another."""
-        if request.strategies and (override := request.strategies.get(name)) is not None:
-            return override.weight if override.weight is not None else configured
-        return configured
-
-    async def _plan(
-        self,
-        request: ContextRequest,
-        backends: Backends,
-        frame_tokens: int,
-        deadline_ms: int,
-    ) -> tuple[list[PlannedRun], list[StrategyReport]]:
-        """Which strategies run, with what allocation; reports for those that do not. The
-        request's deadline starts here: `can_handle` answers within it too.
-        """
-        request_ends = time.perf_counter() + deadline_ms / 1000
-        wanted = request.strategies
-        if wanted:
-            unknown = sorted(set(wanted) - set(self.registry.strategies))
-            if unknown:
-                known = ", ".join(sorted(self.registry.strategies)) or "none"
-                raise ContextpipeError(
-                    f"unknown strategy {unknown[0]!r} in request; registered: {known}"
-                )
-        available = backends.available()
-        skipped: list[StrategyReport] = []
-        eligible: list[tuple[RegisteredStrategy, StrategySettings]] = []
-        for registered in self.strategies:
-            strategy = registered.strategy
-            if wanted and strategy.name not in wanted:
-                continue
-            config = self.settings.strategy(strategy.name)
-            if not config.enabled:
-                skipped.append(_skipped(registered, "skipped", "disabled in config"))
-                continue
-            missing = sorted(strategy.required_backends - available)
-            if missing:
-                reason = f"needs backend {', '.join(missing)}, which the store lacks" + (
-                    "" if self.store.exists() else " (nothing indexed yet)"
-                )
-                skipped.append(_skipped(registered, "skipped", reason))
-                continue
-            eligible.append((registered, config))
-
-        answers = await self._executor.confidences(
-            [registered.strategy for registered, _ in eligible], request, backends, deadline_ms
-        )
-        candidates: list[tuple[RegisteredStrategy, float, StrategySettings, float]] = []
-        for (registered, config), answer in zip(eligible, answers, strict=True):
-            confidence = answer.value
-            weight = self._weight(registered.strategy.name, config.weight, request)
-            if answer.status != "ok":
-                skipped.append(
-                    _skipped(registered, answer.status, answer.reason, elapsed_ms=answer.elapsed_ms)
-                )
-            elif confidence == 0.0:
-                reason = "can_handle returned 0 for this request"
-                skipped.append(_skipped(registered, "skipped", reason))
-            elif weight == 0.0:
-                skipped.append(_skipped(registered, "skipped", "weight is 0", confidence))
-            else:
-                candidates.append((registered, confidence, config, weight))
-
-        usable = max(0, request.budget - frame_tokens)
-        shares = self._allocator.allocate(
-            usable,
-            [
-                AllocationRequest(
-                    name=registered.strategy.name,
-                    weight=weight,
-                    quality=registered.strategy.quality,
-                    confidence=confidence,
-                    floor_tokens=config.floor_tokens,
-                    cap_fraction=config.cap_fraction,
-                )
-                for registered, confidence, config, weight in candidates
-            ],
-        )
-        executor = self.settings.executor
-        plans = [
-            PlannedRun(
-                registered=registered,
-                confidence=confidence,
-                weight=weight,
-                allocated_tokens=shares[registered.strategy.name],
-                deadline_ms=config.deadline_ms or executor.strategy_deadline_ms,
-                request_ends=request_ends,
-            )
-            for registered, confidence, config, weight in candidates
-        ]
-        return plans, skipped
-
     def close(self) -> None:
         """Release the store's connections, the event loops `assemble` kept and those of
         async strategies.
         """
         self.store.close()
         self._executor.close()
-        for loop in list(self._loops.values()):
-            if not loop.is_running():
-                loop.close()
-        self._loops.clear()
-
-
-def _skipped(
-    registered: RegisteredStrategy,
-    status: StrategyStatus,
-    reason: str,
-    confidence: float = 0.0,
-    elapsed_ms: float = 0.0,
-) -> StrategyReport:
-    """The report of a strategy that does not run for this request."""
-    return StrategyReport(
-        name=registered.strategy.name,
-        plugin=registered.plugin.label,
-        status=status,
-        reason=reason,
-        confidence=confidence,
-        elapsed_ms=elapsed_ms,
-    )
+        self._loops.close()
 
 
 def _ms(since: float) -> float:
@@ -439,31 +322,3 @@ def _ms(since: float) -> float:
 
 def _no_variants(uko_uri: str) -> Sequence[ContextFragment]:
     return ()
-
-
-def _copies(fused: Sequence[FusedItem]) -> DroppedList:
-    """The copies of a text, each listed once, pointing at the item that stands for them."""
-    return DroppedList(
-        (id_, uri, f"same text as {item.fragment.id} ({item.fragment.uko_uri})")
-        for item in fused
-        for id_, uri in item.copies
-    )
-
-
-def _final_reports(reports: Sequence[StrategyReport], packed: Packed) -> tuple[StrategyReport, ...]:
-    """Reports with accepted counts and used tokens from what was packed, by name."""
-    accepted: dict[str, int] = {}
-    used: dict[str, int] = {}
-    for selected in packed.selected:
-        for vote in selected.item.provenance:
-            accepted[vote.strategy] = accepted.get(vote.strategy, 0) + 1
-            used[vote.strategy] = used.get(vote.strategy, 0) + selected.tokens
-    return tuple(
-        report.model_copy(
-            update={
-                "accepted": accepted.get(report.name, 0),
-                "used_tokens": used.get(report.name, 0),
-            }
-        )
-        for report in sorted(reports, key=lambda r: r.name)
-    )

@@ -1,18 +1,20 @@
-"""Discover strategy plugins through entry points, each loaded inside its own guard.
+"""Discover plugins through entry points, each loaded inside its own guard: strategies
+(`contextpipe.strategies`) and store backends (`contextpipe.stores`).
 
 A plugin that fails to import, raises in its hook, or returns something that is not a list
-of strategies is recorded as `broken` with its error; every other plugin still works. Each
-plugin's load time (its import and its hook) is recorded, and one slower than
+of what its hook promises is recorded as `broken` with its error; every other plugin still
+works. Each plugin's load time (its import and its hook) is recorded, and one slower than
 `SLOW_LOAD_MS` is logged as a warning: every command pays for it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
-from typing import Literal, cast
+from pathlib import Path
+from typing import Any, Literal, cast
 
 import pluggy
 from pydantic import BaseModel
@@ -21,6 +23,7 @@ from . import hookspecs
 from .config import Settings, default_config_toml, disabled_plugins
 from .errors import ConfigError
 from .logs import logger
+from .storage import Store, StoreBackend
 from .strategy import ContextStrategy
 
 PluginStatus = Literal["ok", "broken", "disabled"]
@@ -42,6 +45,11 @@ class PluginInfo:
     load_ms: float = 0.0  # its import (for an entry point) and its hook; 0 when not loaded
 
     @property
+    def slow(self) -> bool:
+        """Whether it took longer than `SLOW_LOAD_MS` to load."""
+        return self.load_ms > SLOW_LOAD_MS
+
+    @property
     def label(self) -> str:
         """`distribution version`, as provenance shows it."""
         return f"{self.distribution} {self.version}".strip()
@@ -55,7 +63,7 @@ class RegisteredStrategy:
     plugin: PluginInfo
 
 
-def _contract_error(candidate: object) -> str | None:
+def _strategy_error(candidate: object) -> str | None:
     """Why `candidate` is not a ContextStrategy, or None when it is one."""
     for attribute, kind in (
         ("name", str),
@@ -74,48 +82,70 @@ def _contract_error(candidate: object) -> str | None:
     return None
 
 
-class StrategyRegistry:
-    """Every plugin found, and the strategies of those that loaded."""
+def _store_error(candidate: object) -> str | None:
+    """Why `candidate` is not a StoreBackend, or None when it is one."""
+    if not isinstance(getattr(candidate, "name", None), str):
+        return f"{type(candidate).__name__}.name must be a str"
+    if not callable(getattr(candidate, "open", None)):
+        return f"{type(candidate).__name__} has no open() method"
+    return None
 
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+
+@dataclass(frozen=True)
+class _Hook:
+    """One kind of plugin: its hook, what the hook returns, and how to check each item."""
+
+    name: str
+    provides: str
+    noun: str
+    contract: Callable[[object], str | None]
+
+
+_STRATEGIES = _Hook("contextpipe_strategies", "strategies", "strategy", _strategy_error)
+_STORES = _Hook("contextpipe_stores", "store backends", "store backend", _store_error)
+
+
+class _PluginLoader:
+    """Registers plugins for one hook, each in its own guard, and collects what they
+    provide by name.
+    """
+
+    def __init__(self, hook: _Hook, arguments: Mapping[str, Any]) -> None:
+        self._hook = hook
+        self._arguments = dict(arguments)
         self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._manager.add_hookspecs(hookspecs)
         self.plugins: list[PluginInfo] = []
-        self.strategies: dict[str, RegisteredStrategy] = {}
+        self.provided: dict[str, tuple[object, PluginInfo]] = {}
 
-    @classmethod
-    def discover(
-        cls, settings: Settings, environ: Mapping[str, str] | None = None
-    ) -> StrategyRegistry:
-        """Load every entry point of `contextpipe.strategies` that config allows."""
-        registry = cls(settings)
+    def discover(self, group: str, settings: Settings, environ: Mapping[str, str] | None) -> None:
+        """Load every entry point of `group` that config allows."""
         denied = disabled_plugins(settings, environ)
         allowed = frozenset(settings.plugins.allow)
-        found = sorted(entry_points(group=hookspecs.ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+        found = sorted(entry_points(group=group), key=lambda ep: ep.name)
         for entry_point in _unique(found):
-            started = time.perf_counter()
-            distribution, version = _distribution(entry_point)
             if entry_point.name in denied or (allowed and entry_point.name not in allowed):
-                registry.plugins.append(
-                    PluginInfo(
-                        entry_point.name,
-                        distribution,
-                        version,
-                        "disabled",
-                        "disabled by configuration",
-                    )
-                )
+                distribution, version = _distribution(entry_point)
+                reason = "disabled by configuration"
+                info = PluginInfo(entry_point.name, distribution, version, "disabled", reason)
+                self.plugins.append(info)
                 continue
-            try:
-                plugin = entry_point.load()
-            except Exception as exc:  # a broken plugin must not take the others down
-                error = f"import failed: {type(exc).__name__}: {exc}"
-                info = PluginInfo(entry_point.name, distribution, version, "broken", error)
-                registry.plugins.append(_timed(info, started))
-                continue
-            registry.register(plugin, entry_point.name, distribution, version, started=started)
-        return registry
+            self.load(entry_point)
+
+    def load(self, entry_point: EntryPoint) -> PluginInfo:
+        """Import one entry point's plugin and register it, inside the guard."""
+        started = time.perf_counter()
+        distribution, version = _distribution(entry_point)
+        try:
+            plugin = entry_point.load()
+        except Exception as exc:  # a broken plugin must not take the others down
+            error = f"import failed: {type(exc).__name__}: {exc}"
+            info = _timed(
+                PluginInfo(entry_point.name, distribution, version, "broken", error), started
+            )
+            self.plugins.append(info)
+            return info
+        return self.register(plugin, entry_point.name, distribution, version, started=started)
 
     def register(
         self,
@@ -138,56 +168,135 @@ class StrategyRegistry:
     def _load(
         self, plugin: object, name: str, distribution: str, version: str, started: float
     ) -> PluginInfo:
+        hook, provides = self._hook.name, self._hook.provides
+
         def broken(error: str) -> PluginInfo:
+            self._manager.unregister(plugin)
             return _timed(PluginInfo(name, distribution, version, "broken", error), started)
 
         try:
             self._manager.register(plugin, name=name)
         except Exception as exc:
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            return broken(f"registration failed: {type(exc).__name__}: {first_line}")
+            error = f"registration failed: {type(exc).__name__}: {first_line}"
+            return _timed(PluginInfo(name, distribution, version, "broken", error), started)
         others = [p for p in self._manager.get_plugins() if p is not plugin]
-        caller = self._manager.subset_hook_caller("contextpipe_strategies", others)
+        caller = self._manager.subset_hook_caller(hook, others)
         if not caller.get_hookimpls():
-            self._manager.unregister(plugin)
-            return broken("defines no contextpipe_strategies hook")
+            return broken(f"defines no {hook} hook")
         try:
-            results: list[object] = caller(settings=self._settings)
+            results: list[object] = caller(**self._arguments)
         except ConfigError:
             self._manager.unregister(plugin)
             raise  # the user's settings are at fault, not the plugin: stop and name the key
         except Exception as exc:
-            self._manager.unregister(plugin)
-            return broken(f"contextpipe_strategies raised {type(exc).__name__}: {exc}")
+            return broken(f"{hook} raised {type(exc).__name__}: {exc}")
         if not results:  # pluggy drops a None result
-            self._manager.unregister(plugin)
-            return broken("contextpipe_strategies returned None, not a list of strategies")
-        strategies: list[ContextStrategy] = []
+            return broken(f"{hook} returned None, not a list of {provides}")
+        items: list[object] = []
         for result in results:
             if not isinstance(result, Iterable) or isinstance(result, str | bytes):
-                self._manager.unregister(plugin)
-                return broken(
-                    f"contextpipe_strategies returned {result!r}, not a list of strategies"
-                )
-            for strategy in cast(Iterable[object], result):
-                if (error := _contract_error(strategy)) is not None:
-                    self._manager.unregister(plugin)
+                return broken(f"{hook} returned {result!r}, not a list of {provides}")
+            for item in cast(Iterable[object], result):
+                if (error := self._hook.contract(item)) is not None:
                     return broken(error)
-                strategies.append(cast(ContextStrategy, strategy))
-        clashes = [s.name for s in strategies if s.name in self.strategies]
+                items.append(item)
+        names = [str(getattr(item, "name")) for item in items]  # noqa: B009 - checked
+        clashes = [n for n in names if n in self.provided]
         if clashes:
-            self._manager.unregister(plugin)
-            owner = self.strategies[clashes[0]].plugin.name
-            return broken(f"strategy {clashes[0]!r} is already registered by plugin {owner!r}")
-        provided = tuple(s.name for s in strategies)
-        info = _timed(PluginInfo(name, distribution, version, "ok", "", provided), started)
-        for strategy in strategies:
-            self.strategies[strategy.name] = RegisteredStrategy(strategy, info)
+            owner = self.provided[clashes[0]][1].name
+            noun = self._hook.noun
+            return broken(f"{noun} {clashes[0]!r} is already registered by plugin {owner!r}")
+        info = _timed(PluginInfo(name, distribution, version, "ok", "", tuple(names)), started)
+        for item_name, item in zip(names, items, strict=True):
+            self.provided[item_name] = (item, info)
         return info
+
+
+class StrategyRegistry:
+    """Every strategy plugin found, and the strategies of those that loaded."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._loader = _PluginLoader(_STRATEGIES, {"settings": settings})
+        self.plugins = self._loader.plugins
+        self.strategies: dict[str, RegisteredStrategy] = {}
+
+    @classmethod
+    def discover(
+        cls, settings: Settings, environ: Mapping[str, str] | None = None
+    ) -> StrategyRegistry:
+        """Load every entry point of `contextpipe.strategies` that config allows."""
+        registry = cls(settings)
+        registry._loader.discover(hookspecs.ENTRY_POINT_GROUP, settings, environ)
+        registry._collect()
+        return registry
+
+    def register(
+        self,
+        plugin: object,
+        name: str,
+        distribution: str = "",
+        version: str = "",
+        *,
+        started: float | None = None,
+    ) -> PluginInfo:
+        """Register a plugin object (a module or instance with hook implementations); see
+        `discover` for what becomes of a broken one.
+        """
+        info = self._loader.register(plugin, name, distribution, version, started=started)
+        self._collect()
+        return info
+
+    def _collect(self) -> None:
+        for name, (strategy, info) in self._loader.provided.items():
+            if name not in self.strategies:
+                self.strategies[name] = RegisteredStrategy(cast(ContextStrategy, strategy), info)
 
     def get(self, name: str) -> RegisteredStrategy | None:
         """The registered strategy called `name`."""
         return self.strategies.get(name)
+
+
+class StoreRegistry:
+    """The store plugins installed (entry-point group `contextpipe.stores`, each entry point
+    named like the backend it provides). Only the one `[store] backend` names is loaded.
+    """
+
+    def __init__(self) -> None:
+        self._loader = _PluginLoader(_STORES, {})
+        found = sorted(entry_points(group=hookspecs.STORE_ENTRY_POINT_GROUP), key=lambda e: e.name)
+        self._entry_points = {entry_point.name: entry_point for entry_point in _unique(found)}
+
+    @property
+    def installed(self) -> list[str]:
+        """The names of the installed backends."""
+        return list(self._entry_points)
+
+    def open(self, settings: Settings, project_dir: Path) -> Store:
+        """The store of the backend `[store] backend` names. An unknown name, or a plugin
+        that is broken or does not provide that backend, is a `ConfigError` on that key.
+        """
+        name = settings.store.backend
+        entry_point = self._entry_points.get(name)
+        if entry_point is None:
+            installed = ", ".join(self.installed) or "none"
+            raise ConfigError(
+                f"store.backend: unknown store backend {name!r}; installed: {installed}",
+                "store.backend",
+            )
+        info = self._loader.load(entry_point)
+        if info.status != "ok":
+            raise ConfigError(
+                f"store.backend: store backend {name!r} is broken: {info.error}", "store.backend"
+            )
+        provided = self._loader.provided.get(name)
+        if provided is None:
+            raise ConfigError(
+                f"store.backend: plugin {name!r} provides {', '.join(info.strategies)},"
+                f" not {name!r}",
+                "store.backend",
+            )
+        return cast(StoreBackend, provided[0]).open(settings, project_dir)
 
 
 def commented_default_config() -> str:
@@ -217,7 +326,7 @@ def _timed(info: PluginInfo, started: float) -> PluginInfo:
     return replace(info, load_ms=load_ms)
 
 
-def _unique(found: Iterable[EntryPoint]) -> Iterable[EntryPoint]:
+def _unique(found: Iterable[EntryPoint]) -> Iterator[EntryPoint]:
     """The same distribution can be visible twice on sys.path (editable installs)."""
     seen: set[str] = set()
     for entry_point in found:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from typing import Protocol, runtime_checkable
 
-from .backends import Backends
 from .models import Candidate, ContextRequest
+from .storage import Backends
 
 
 @runtime_checkable

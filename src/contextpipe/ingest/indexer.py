@@ -19,7 +19,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -28,13 +28,14 @@ from ..config import IngestSettings
 from ..errors import ContextpipeError
 from ..logs import logger
 from ..models import ContextFragment, DetailDepth, SourceRef, content_hash, fragment_id
-from ..store.embedded import (
-    EmbeddedStore,
+from ..storage import (
+    EdgeRecord,
+    IndexWriter,
     NewFragment,
-    StoredEdge,
+    NodeRecord,
+    SkipReason,
+    Store,
     StoredFile,
-    StoredNode,
-    StoreWriter,
 )
 from ..tokenizers import Tokenizer, get_tokenizer
 from ._workers import worker_pool
@@ -44,9 +45,6 @@ from .paths import RootCover
 from .walk import SkippedFolder, SourceFile, WalkRules, walk
 
 _BINARY_SNIFF_BYTES = 8192
-# What the files table holds instead of a content hash for files it skipped.
-_TOO_LARGE = "skipped:too-large"
-_BINARY = "skipped:binary:"
 _BINARY_REASON = "binary or not UTF-8"
 
 
@@ -132,7 +130,7 @@ class _Batches:
     only, so that a file is never split between two transactions.
     """
 
-    def __init__(self, writer: StoreWriter, seconds: float) -> None:
+    def __init__(self, writer: IndexWriter, seconds: float) -> None:
         self._writer = writer
         self._seconds = seconds
         self._since = time.monotonic()
@@ -145,7 +143,7 @@ class _Batches:
 
 
 def index_folder(
-    store: EmbeddedStore,
+    store: Store,
     root: Path,
     project_dir: Path,
     tokenizer: Tokenizer,
@@ -161,7 +159,9 @@ def index_folder(
     started = time.perf_counter()
     summary = IndexSummary(root=str(root))
     sources: list[SourceFile] = []
-    for found in walk(root, project_dir, limits.rules, skip_dirs=[store.directory]):
+    marker = store.folder_marker
+    rules = replace(limits.rules, store_markers=(marker,) if marker else ())
+    for found in walk(root, project_dir, rules, skip_dirs=store.local_folders):
         if isinstance(found, SkippedFolder):
             summary.skipped_folders.append(Skipped(found.relpath, found.reason))
             logger.info("folder not walked", path=found.relpath, reason=found.reason)
@@ -198,7 +198,7 @@ def index_folder(
     return summary
 
 
-def forget_root(store: EmbeddedStore, root: Path, project_dir: Path) -> ForgetSummary:
+def forget_root(store: Store, root: Path, project_dir: Path) -> ForgetSummary:
     """Remove every stored file at or under `root` (which need not exist any more), with
     everything read from it.
     """
@@ -217,7 +217,7 @@ class _FileIngest:
 
     def __init__(
         self,
-        writer: StoreWriter,
+        writer: IndexWriter,
         limits: IngestLimits,
         summary: IndexSummary,
         root: Path,
@@ -238,15 +238,14 @@ class _FileIngest:
             self._revisions = git_revisions(self._root, self._project_dir)
         return self._revisions.get(relpath)
 
-    def _skip(self, source: SourceFile, reason: str, marker: str | None = None) -> None:
-        """Count and log a skipped file; with a marker, remember it so that the next run
-        need not read it again.
+    def _skip(self, source: SourceFile, reason: str, remember: StoredFile | None = None) -> None:
+        """Count and log a skipped file; `remember` it, so that the next run need not read
+        it again.
         """
         self._summary.skipped_files.append(Skipped(source.relpath, reason))
         logger.info("skipped", path=source.relpath, reason=reason)
-        if marker is not None:
-            stored = StoredFile(source.size, source.mtime_ns, marker, self._tokenizer)
-            self._writer.replace_file(source.relpath, stored, [], [], [])
+        if remember is not None:
+            self._writer.replace_file(source.relpath, remember, [], [], [])
 
     def prepare(self, source: SourceFile, stored: StoredFile | None) -> _Job | None:
         """Settle a file that needs no parsing (unchanged, skipped); else the job to parse.
@@ -255,29 +254,36 @@ class _FileIngest:
         summary = self._summary
         too_large = f"larger than {self._limits.max_file_bytes} bytes"
         if stored and (stored.size, stored.mtime_ns) == (source.size, source.mtime_ns):
-            if stored.sha256.startswith(_BINARY):
+            if stored.skipped is SkipReason.BINARY:
                 self._skip(source, _BINARY_REASON)
                 return None
-            if stored.sha256 == _TOO_LARGE and source.size > self._limits.max_file_bytes:
+            too_large_still = source.size > self._limits.max_file_bytes
+            if stored.skipped is SkipReason.TOO_LARGE and too_large_still:
                 self._skip(source, too_large)
                 return None
-            if stored.sha256 != _TOO_LARGE and stored.tokenizer == self._tokenizer:
+            if stored.skipped is None and stored.tokenizer == self._tokenizer:
                 summary.unchanged += 1
                 return None
         if source.size > self._limits.max_file_bytes:
             logger.warning("skipped", path=source.relpath, reason=too_large, bytes=source.size)
-            self._skip(source, too_large, _TOO_LARGE)
+            remember = StoredFile(
+                source.size, source.mtime_ns, "", self._tokenizer, SkipReason.TOO_LARGE
+            )
+            self._skip(source, too_large, remember)
             return None
         data = source.path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
         current = StoredFile(source.size, source.mtime_ns, digest, self._tokenizer)
         if stored and (stored.sha256, stored.tokenizer) == (digest, self._tokenizer):
+            if stored.skipped is SkipReason.BINARY:  # touched, still the same bytes
+                self._skip(source, _BINARY_REASON, replace(current, skipped=SkipReason.BINARY))
+                return None
             self._writer.touch_file(source.relpath, current)
             summary.unchanged += 1
             return None
         text = _decode(data)
         if text is None:
-            self._skip(source, _BINARY_REASON, f"{_BINARY}{digest}")
+            self._skip(source, _BINARY_REASON, replace(current, skipped=SkipReason.BINARY))
             return None
         return _Job(source, current, text)
 
@@ -296,10 +302,10 @@ class _FileIngest:
             read_at = f"sha256:{digest}"
         fragments = list(self._fragments(source.relpath, analysed, modified, read_at))
         nodes = [
-            StoredNode(n.uri, n.kind, n.name, source.relpath, n.start_line, n.end_line, n.parent)
+            NodeRecord(n.uri, n.kind, n.name, source.relpath, n.start_line, n.end_line, n.parent)
             for n in parsed.nodes
         ]
-        edges = [StoredEdge(s, kind, target, source.relpath) for s, kind, target in parsed.edges]
+        edges = [EdgeRecord(s, kind, target, source.relpath) for s, kind, target in parsed.edges]
         self._writer.replace_file(source.relpath, job.stored, fragments, nodes, edges)
         summary.indexed += 1
         summary.fragments_written += len(fragments)

@@ -5,10 +5,9 @@ Nodes: a file or document, the definitions or sections inside it (nested), modul
 code blocks and paragraphs. Depths: 9 full text, 4 skeleton (signatures and docstring
 summaries; headings and first sentences), 0 a one-line listing.
 
-Edge targets are keys resolved when the graph is loaded, so that editing one file never
-needs another file to be re-read: `uri:...` (a node), `sym:NAME` (a definition by name),
-`py:dotted.module`, `path:a/b.md` (a file; `|` separates alternatives), `java:a.b.C`,
-`go:import/path`, `rust:crate::a::b`, `include:DIR|header.h`.
+Edge targets are `EdgeTarget`s resolved when the graph is loaded, so that editing one file
+never needs another file to be re-read: a node of the file, a definition by name, or a file
+by path, dotted module, Java class, C include, Go import path or Rust path.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from ..storage import EdgeTarget, TargetForm
 from .code import PARSED_LANGUAGES, Definition, ParsedCode, flatten, parse_code
 
 CODE_LANGUAGES: dict[str, str] = {
@@ -82,7 +82,9 @@ class FileNodes:
     """What one file contributes to the store and the graph."""
 
     nodes: list[Node] = field(default_factory=list[Node])
-    edges: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
+    edges: list[tuple[str, str, EdgeTarget]] = field(
+        default_factory=list[tuple[str, str, EdgeTarget]]
+    )
     language: str = ""
     has_errors: bool = False
 
@@ -214,7 +216,7 @@ def _blocks(
         )
     )
     result.nodes.extend(children)
-    result.edges.extend((root, "contains", f"uri:{child.uri}") for child in children)
+    result.edges.extend((root, "contains", _node(child.uri)) for child in children)
     return result
 
 
@@ -346,7 +348,7 @@ def _document(
     )
     result.nodes.extend(sections)
     for node in sections:
-        result.edges.append((node.parent or root, "contains", f"uri:{node.uri}"))
+        result.edges.append((node.parent or root, "contains", _node(node.uri)))
         body = node.texts[9]
         for target in _LINK.findall(body):
             if "://" in target or target.startswith(("#", "mailto:")):
@@ -354,9 +356,11 @@ def _document(
             relative = target.split("#", 1)[0]
             if relative:
                 resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), relative))
-                result.edges.append((node.uri, "links_to", f"path:{resolved}"))
+                result.edges.append(
+                    (node.uri, "links_to", EdgeTarget(TargetForm.FILE, (resolved,)))
+                )
         for name in sorted(set(_INLINE_CODE.findall(body))):
-            result.edges.append((node.uri, "mentions", f"sym:{name.rsplit('.', 1)[-1]}"))
+            result.edges.append((node.uri, "mentions", _symbol(name.rsplit(".", 1)[-1])))
     return result
 
 
@@ -408,13 +412,13 @@ def _code(path: str, text: str, lines: list[str], language: str, max_lines: int)
         uris[id(definition)] = uri
         parent = uris[id(definition.parent)] if definition.parent else root
         result.nodes.append(_definition_node(definition, uri, parent, path, lines))
-        result.edges.append((parent, "contains", f"uri:{uri}"))
+        result.edges.append((parent, "contains", _node(uri)))
         for name in sorted(definition.calls):
-            result.edges.append((uri, "calls", f"sym:{name}"))
+            result.edges.append((uri, "calls", _symbol(name)))
         for name in sorted(definition.references - definition.calls):
-            result.edges.append((uri, "references", f"sym:{name}"))
+            result.edges.append((uri, "references", _symbol(name)))
         for base in definition.bases:
-            result.edges.append((uri, "inherits", f"sym:{base}"))
+            result.edges.append((uri, "inherits", _symbol(base)))
     # Module-level code between top-level definitions: imports, constants, scripts.
     covered = 0
     blocks: list[tuple[int, int]] = []
@@ -442,7 +446,7 @@ def _code(path: str, text: str, lines: list[str], language: str, max_lines: int)
                     body,
                 )
             )
-            result.edges.append((root, "contains", f"uri:{uri}"))
+            result.edges.append((root, "contains", _node(uri)))
     skeleton = "\n".join(
         [lines[i.line - 1].strip() for i in parsed.imports if 0 < i.line <= len(lines)]
         + [_header(d, lines) for d in parsed.definitions]
@@ -513,9 +517,17 @@ def _definition_node(
     )
 
 
-def _import_keys(path: str, language: str, parsed: ParsedCode) -> list[str]:
+def _node(uri: str) -> EdgeTarget:
+    return EdgeTarget(TargetForm.NODE, (uri,))
+
+
+def _symbol(name: str) -> EdgeTarget:
+    return EdgeTarget(TargetForm.SYMBOL, (name,))
+
+
+def _import_keys(path: str, language: str, parsed: ParsedCode) -> list[EdgeTarget]:
     directory = posixpath.dirname(path)
-    keys: list[str] = []
+    keys: list[EdgeTarget] = []
     for statement in parsed.imports:
         target = statement.target
         if not target and not statement.relative_level:
@@ -532,10 +544,10 @@ def _import_keys(path: str, language: str, parsed: ParsedCode) -> list[str]:
                 if module:
                     options.append(f"{module}.py")
                 options.append(f"{inside}__init__.py")
-                keys.append("path:" + "|".join(options))
+                keys.append(EdgeTarget(TargetForm.FILE, tuple(options)))
             else:
                 options = [f"{target}.{name}" for name in statement.names]
-                keys.append("py:" + "|".join([*options, target]))
+                keys.append(EdgeTarget(TargetForm.PYTHON, (*options, target)))
         elif language in ("javascript", "jsx", "typescript", "tsx"):
             if target.startswith("."):
                 base = posixpath.normpath(posixpath.join(directory, target))
@@ -543,14 +555,15 @@ def _import_keys(path: str, language: str, parsed: ParsedCode) -> list[str]:
                     f"{base}{ext}" for ext in (".ts", ".tsx", ".js", ".jsx", ".mjs")
                 ]
                 options += [f"{base}/index{ext}" for ext in (".ts", ".tsx", ".js")]
-                keys.append("path:" + "|".join(options))
+                keys.append(EdgeTarget(TargetForm.FILE, tuple(options)))
         elif language in ("c", "cpp"):
             # `#include "x.h"` is looked up next to the file first, then anywhere.
-            keys.append(f"include:{directory if statement.relative_level else ''}|{target}")
+            near = directory if statement.relative_level else ""
+            keys.append(EdgeTarget(TargetForm.INCLUDE, (target,), near))
         elif language == "java":
-            keys.append(f"java:{target}")
+            keys.append(EdgeTarget(TargetForm.JAVA, (target,)))
         elif language == "go":
-            keys.append(f"go:{target}")
+            keys.append(EdgeTarget(TargetForm.GO, (target,)))
         elif language == "rust":
-            keys.append(f"rust:{target.split('::{')[0]}")
+            keys.append(EdgeTarget(TargetForm.RUST, (target.split("::{")[0],)))
     return list(dict.fromkeys(keys))

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pathspec
 
-from ..store.embedded import DATABASE_NAME
 from .paths import stored_name
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
@@ -55,11 +54,14 @@ class SkippedFolder:
 
 @dataclass(frozen=True)
 class WalkRules:
-    """What the walk leaves out besides stores (from `[ingest]`)."""
+    """What the walk leaves out (from `[ingest]`), and the file names that mark a folder as
+    a store (`Store.folder_marker`): a store is never walked.
+    """
 
     exclude: Sequence[str] = ()
     skip_virtualenvs: bool = True
     skip_vcs: bool = True
+    store_markers: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -80,10 +82,10 @@ def _load_gitignore(directory: Path) -> _Ignore | None:
     return _Ignore(directory, pathspec.GitIgnoreSpec.from_lines(lines))
 
 
-def _store_holding(path: Path) -> Path | None:
+def _store_holding(path: Path, markers: Sequence[str]) -> Path | None:
     """The store folder that is `path` or contains it, if any."""
     for folder in (path, *path.parents):
-        if (folder / DATABASE_NAME).is_file():
+        if any((folder / marker).is_file() for marker in markers):
             return folder
     return None
 
@@ -97,7 +99,7 @@ def walk(
     same name whichever folder was indexed.
     """
     root, base = root.resolve(), relative_to.resolve()
-    store = _store_holding(root if root.is_dir() else root.parent)
+    store = _store_holding(root if root.is_dir() else root.parent, rules.store_markers)
     if store is not None:
         yield SkippedFolder(stored_name(store, base), STORE_REASON)
         return
@@ -156,7 +158,7 @@ def walk(
 
 
 def _skip_reason(filenames: Sequence[str], rules: WalkRules) -> str | None:
-    if DATABASE_NAME in filenames:
+    if any(marker in filenames for marker in rules.store_markers):
         return STORE_REASON
     if rules.skip_virtualenvs and VENV_MARKER in filenames:
         return VENV_REASON

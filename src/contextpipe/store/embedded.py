@@ -14,25 +14,41 @@ that says what is wrong and what to run (`index --rebuild` moves the damaged sto
 
 from __future__ import annotations
 
-import re
+import json
 import sqlite3
 import threading
 from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
-from ..backends import TextHit
+from ..config import Settings
 from ..errors import StoreError
+from ..graph import ResolvedGraph
+from ..hookspecs import hookimpl
 from ..logs import logger
 from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
+from ..storage import (
+    Backends,
+    EdgeRecord,
+    EdgeTarget,
+    GraphStats,
+    NewFragment,
+    NodeRecord,
+    SkipReason,
+    StoreBackend,
+    StoredFile,
+    StoreStats,
+    TargetForm,
+    TextHit,
+)
+from ..text import identifier_words, matched_terms, query_terms
 from ._health import file_damage, inspect, is_damage
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 #: Nodes whose depth variants a reader thread remembers (see `EmbeddedStore.variants`).
 _VARIANTS_CACHED = 4_096
 #: The write-ahead log is cut back to this size after a checkpoint.
@@ -45,7 +61,8 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL,
-    tokenizer TEXT NOT NULL
+    tokenizer TEXT NOT NULL,
+    skipped TEXT
 );
 CREATE TABLE IF NOT EXISTS fragments (
     rowid INTEGER PRIMARY KEY,
@@ -78,7 +95,9 @@ CREATE INDEX IF NOT EXISTS nodes_by_path ON nodes(path);
 CREATE TABLE IF NOT EXISTS edges (
     source TEXT NOT NULL,
     type TEXT NOT NULL,
+    form TEXT NOT NULL,
     target TEXT NOT NULL,
+    near TEXT NOT NULL,
     path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS edges_by_path ON edges(path);
@@ -87,6 +106,44 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     title, text, words, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
+
+# Each older layout's step to the next one, run in the writer's first transaction; an
+# older layout still is rebuilt from its sources.
+_UPGRADES: dict[str, tuple[str, ...]] = {
+    # Layout 3 kept one tokenizer for the whole store in meta: give it to every file, so
+    # that an upgrade keeps every root and counts nothing again.
+    "3": (
+        "ALTER TABLE files ADD COLUMN tokenizer TEXT NOT NULL DEFAULT ''",
+        "UPDATE files SET tokenizer ="
+        " coalesce((SELECT value FROM meta WHERE key = 'tokenizer'), '')",
+        "DELETE FROM meta WHERE key = 'tokenizer'",
+        "INSERT INTO meta(key, value) VALUES ('generation', '0')",
+    ),
+    # Layout 4 wrote skip reasons into `sha256` and edge targets as `form:name|name`.
+    "4": (
+        "ALTER TABLE files ADD COLUMN skipped TEXT",
+        "UPDATE files SET skipped = 'too-large', sha256 = '' WHERE sha256 = 'skipped:too-large'",
+        "UPDATE files SET skipped = 'binary', sha256 = substr(sha256, 16)"
+        " WHERE sha256 LIKE 'skipped:binary:%'",
+        "CREATE TABLE edges_5 (source TEXT NOT NULL, type TEXT NOT NULL, form TEXT NOT NULL,"
+        " target TEXT NOT NULL, near TEXT NOT NULL,"
+        " path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE)",
+        "INSERT INTO edges_5(source, type, form, target, near, path)"
+        " SELECT source, type, CASE substr(target, 1, instr(target, ':') - 1)"
+        "   WHEN 'uri' THEN 'node' WHEN 'sym' THEN 'symbol' WHEN 'path' THEN 'file'"
+        "   WHEN 'py' THEN 'python' ELSE substr(target, 1, instr(target, ':') - 1) END,"
+        " CASE WHEN target LIKE 'include:%' THEN substr(target, instr(target, '|') + 1)"
+        "   WHEN target LIKE 'uri:%' OR target LIKE 'sym:%'"
+        "   THEN substr(target, instr(target, ':') + 1)"
+        "   ELSE replace(substr(target, instr(target, ':') + 1), '|', char(10)) END,"
+        " CASE WHEN target LIKE 'include:%' THEN substr(target, 9, instr(target, '|') - 9)"
+        "   ELSE '' END,"
+        " path FROM edges",
+        "DROP TABLE edges",
+        "ALTER TABLE edges_5 RENAME TO edges",
+        "CREATE INDEX edges_by_path ON edges(path)",
+    ),
+}
 
 _FRAGMENT_COLUMNS = (
     "id, uri, depth, path, start_line, end_line, kind, title, language, text, token_count,"
@@ -97,52 +154,8 @@ _FRAGMENT_COLUMNS = (
 _TITLE_WEIGHT = 3.0
 _QUALIFIED_COLUMNS = ", ".join(f"fragments.{c.strip()}" for c in _FRAGMENT_COLUMNS.split(","))
 
-# Words too common to say anything about relevance; they only slow OR queries down.
-_STOPWORDS = frozenset(
-    (
-        "a an and are as at be but by do does for from has have how i if in into is it its of on"
-        " or so than that the their then there these this to was we what when where which who why"
-        " will with you your"
-    ).split()
-)
-_WORD = re.compile(r"\w+", re.UNICODE)
-_PHRASE = re.compile(r'"([^"]+)"')
-_IDENTIFIER_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_MAX_TERMS = 32
-
-
-def identifier_words(text: str) -> str:
-    """Split identifiers into words (`BudgetAllocator` -> `budget allocator`) so that a
-    query in plain words finds code.
-    """
-    return " ".join(filter(None, map(_word_parts, _WORD.findall(text))))
-
-
-@lru_cache(maxsize=200_000)
-def _word_parts(word: str) -> str:
-    """`BudgetAllocator` -> `budget allocator`; '' for a word that is not compound. Code
-    repeats its identifiers endlessly, so this is cached per word.
-    """
-    pieces = _IDENTIFIER_PART.findall(word)
-    if len(pieces) > 1 or "_" in word:
-        return " ".join(piece.lower() for piece in pieces)
-    return ""
-
-
-def query_terms(query: str) -> list[str]:
-    """The search terms of a user query: quoted phrases, then words, lower-cased, without
-    stopwords, deduplicated, in order of appearance.
-    """
-    terms: list[str] = []
-    for phrase in _PHRASE.findall(query):
-        words = [w.lower() for w in _WORD.findall(phrase)]
-        if len(words) > 1:
-            terms.append(" ".join(words))
-    for word in _WORD.findall(_PHRASE.sub(" ", query)):
-        # Split before lower-casing: `BudgetAllocator` also searches `budget` and `allocator`.
-        terms.extend([word.lower(), *identifier_words(word).split()])
-    informative = [t for t in terms if t not in _STOPWORDS and (len(t) > 1 or t.isdigit())]
-    return list(dict.fromkeys(informative or terms))[:_MAX_TERMS]
+#: An edge target's alternative names, one per line in the `target` column.
+_NAMES_SEPARATOR = "\n"
 
 
 def fts_expression(terms: Sequence[str]) -> str:
@@ -152,65 +165,33 @@ def fts_expression(terms: Sequence[str]) -> str:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
-@dataclass(frozen=True)
-class StoredFile:
-    """What the store remembers about an indexed file, to skip unchanged ones: its size,
-    mtime and content hash, and the tokenizer that counted its fragments' tokens.
-    """
-
-    size: int
-    mtime_ns: int
-    sha256: str
-    tokenizer: str
-
-
-@dataclass(frozen=True)
-class NewFragment:
-    """A fragment to write, with the fields the store indexes. `search_text` is what the
-    full-text index sees (None: not searchable at all).
-    """
-
-    fragment: ContextFragment
-    title: str
-    language: str
-    search_text: str | None
-
-
-class StoredNode(NamedTuple):
-    """A UKO node as the store keeps it (the graph is built from these and the edges). A
-    named tuple: a large store reads tens of thousands of them at once.
-    """
-
-    uri: str
-    kind: str
-    name: str
-    path: str
-    start_line: int
-    end_line: int
-    parent: str | None
-
-
-#: A declared edge as a plain row: (source, type, target, path).
-EdgeRow = tuple[str, str, str, str]
-
-
-@dataclass(frozen=True)
-class StoredEdge:
-    """A typed edge as declared by its source file; `target` is a key the graph resolves."""
-
-    source: str
-    type: str
-    target: str
-    path: str
-
-
 class EmbeddedStore:
-    """Fragments, files and full-text search in `<directory>/index.sqlite3`."""
+    """Fragments, files, full-text search, the graph and the timeline in
+    `<directory>/index.sqlite3`.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.database = directory / DATABASE_NAME
         self._local = threading.local()
+        # The resolved graph of one generation of the index, shared by every thread.
+        self._graph: tuple[int, ResolvedGraph] | None = None
+        self._graph_lock = threading.Lock()
+
+    @property
+    def location(self) -> str:
+        """The store's folder."""
+        return str(self.directory)
+
+    @property
+    def local_folders(self) -> Sequence[Path]:
+        """The store's folder: never indexed."""
+        return (self.directory,)
+
+    @property
+    def folder_marker(self) -> str:
+        """Its database: any folder holding one is an embedded store."""
+        return DATABASE_NAME
 
     # -- connections -------------------------------------------------------------------
 
@@ -282,7 +263,7 @@ class EmbeddedStore:
         connection.close()
         return None
 
-    def move_aside(self) -> Path | None:
+    def move_aside(self) -> str | None:
         """Rename the store folder to a timestamped sibling, `<name>.damaged-<UTC time>`
         (`.previous-` when nothing is wrong with it), so that a new index starts empty and
         nothing is lost. Returns the new folder, or None when there was no store folder.
@@ -298,7 +279,7 @@ class EmbeddedStore:
             attempt += 1
             target = self.directory.with_name(f"{self.directory.name}.{label}-{stamp}-{attempt}")
         self.directory.rename(target)
-        return target
+        return str(target)
 
     @contextmanager
     def _damage_reported(self) -> Generator[None]:
@@ -352,17 +333,13 @@ class EmbeddedStore:
         found = inspect(connection, _SCHEMA, SCHEMA_VERSION)
         if found.damage is not None:
             raise StoreError(_damaged(self.database, found.damage))
-        if found.version == "3":
-            # Layout 3 kept one tokenizer for the whole store in meta: give it to every file,
-            # so that an upgrade keeps every root and counts nothing again.
-            connection.execute("ALTER TABLE files ADD COLUMN tokenizer TEXT NOT NULL DEFAULT ''")
+        if found.version in _UPGRADES:
+            for version in range(int(found.version), int(SCHEMA_VERSION)):
+                for statement in _UPGRADES[str(version)]:
+                    connection.execute(statement)
             connection.execute(
-                "UPDATE files SET tokenizer ="
-                " coalesce((SELECT value FROM meta WHERE key = 'tokenizer'), '')"
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,)
             )
-            connection.execute("DELETE FROM meta WHERE key = 'tokenizer'")
-            connection.execute("INSERT INTO meta(key, value) VALUES ('generation', '0')")
-            connection.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("4",))
             return
         if not found.empty and found.version != SCHEMA_VERSION:
             # An index of an older layout is rebuilt, inside this same transaction.
@@ -388,10 +365,6 @@ class EmbeddedStore:
     def count(self) -> int:
         """How many fragments (all depths) the store holds."""
         return int(self._query("SELECT count(*) FROM fragments")[0][0])
-
-    def searchable_count(self) -> int:
-        """How many fragments the full-text index holds."""
-        return int(self._query("SELECT count(*) FROM fts")[0][0])
 
     def variants(self, uko_uri: str) -> list[ContextFragment]:
         """Every stored depth of one node, deepest first."""
@@ -434,25 +407,91 @@ class EmbeddedStore:
         hits: list[TextHit] = []
         for row in rows:
             fragment = _fragment(row[:-1])
-            haystack = f"{fragment.text.lower()} {identifier_words(fragment.text)}"
-            matched = tuple(term for term in terms if term in haystack)
-            hits.append(TextHit(fragment, -float(row[-1]), matched))
+            hits.append(TextHit(fragment, -float(row[-1]), matched_terms(terms, fragment.text)))
         return hits
 
-    def nodes(self) -> list[StoredNode]:
+    def recent(
+        self,
+        limit: int,
+        filters: RequestFilters,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[ContextFragment]:
+        """Full-text fragments modified within [since, until), newest first, ties by id."""
+        if limit <= 0:
+            return []
+        where, params = _filter_sql(filters)
+        bounds: list[str] = []
+        for clause, moment in (("modified_at >= ?", since), ("modified_at < ?", until)):
+            if moment is not None:
+                where += f" AND {clause}"
+                bounds.append(_utc(moment))
+        rows = self._query(
+            f"SELECT {_FRAGMENT_COLUMNS} FROM fragments WHERE depth = 9 {where}"
+            " ORDER BY modified_at DESC, id LIMIT ?",
+            (*params, *bounds, limit),
+        )
+        return [_fragment(row) for row in rows]
+
+    def nodes(self) -> list[NodeRecord]:
         """Every node, in path and line order."""
         rows = self._query(
             "SELECT uri, kind, name, path, start_line, end_line, parent FROM nodes"
             " ORDER BY path, start_line, uri"
         )
-        return [StoredNode._make(row) for row in rows]
+        return [NodeRecord._make(row) for row in rows]
 
-    def edges(self) -> list[StoredEdge]:
-        """Every declared edge, in a stable order."""
-        rows = self._query(
-            "SELECT source, type, target, path FROM edges ORDER BY path, source, type, target"
-        )
-        return [StoredEdge(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+    def edges(self) -> list[EdgeRecord]:
+        """Every declared edge, in no particular order."""
+        rows = self._query("SELECT source, type, form, target, near, path FROM edges")
+        return [
+            EdgeRecord(source, kind, EdgeTarget(TargetForm(form), _names(target), near), path)
+            for source, kind, form, target, near, path in rows
+        ]
+
+    def stats(self) -> StoreStats:
+        """How many files and fragments the store holds (none when nothing is indexed)."""
+        if not self.exists():
+            return StoreStats(self.location, 0, 0, 0)
+        with self.snapshot():
+            files, fragments, searchable = (
+                int(self._query(f"SELECT count(*) FROM {table}")[0][0])
+                for table in ("files", "fragments", "fts")
+            )
+        return StoreStats(self.location, files, fragments, searchable)
+
+    def backends(self) -> Backends:
+        """Fragment lookup, text search, the graph and the timeline; none before the first
+        index. Raises `StoreError` when the index is damaged.
+        """
+        if not self.exists():
+            return Backends()
+        self.check()
+        return Backends(fragments=self, text=self, graph=self.graph(), timeline=self)
+
+    def graph(self) -> ResolvedGraph:
+        """The resolved graph of the index as it is now, made once per change of the index
+        and shared by every thread; its counts are kept in the store until it changes.
+        """
+        generation = self.generation()
+        with self._graph_lock:
+            if self._graph is not None and self._graph[0] == generation:
+                return self._graph[1]
+            kept = self.remembered("graph_stats", generation)
+            known = GraphStats(**json.loads(kept)) if kept is not None else None
+            read_at = [generation]
+
+            def read() -> tuple[list[NodeRecord], list[EdgeRecord]]:
+                with self.snapshot():
+                    read_at[0] = self.generation()  # what the counts will describe
+                    return self.nodes(), self.edges()
+
+            def keep(stats: GraphStats) -> None:
+                self.remember("graph_stats", json.dumps(asdict(stats)), read_at[0])
+
+            graph = ResolvedGraph(read, known, keep)
+            self._graph = (generation, graph)
+            return graph
 
     @contextmanager
     def snapshot(self) -> Generator[None]:
@@ -498,12 +537,6 @@ class EmbeddedStore:
         finally:
             connection.close()
 
-    def edge_rows(self) -> list[EdgeRow]:
-        """Every declared edge as (source, type, target, path), in no particular order: the
-        fast way to read them all when order does not matter.
-        """
-        return cast(list[EdgeRow], self._query("SELECT source, type, target, path FROM edges"))
-
 
 class StoreWriter:
     """Changes to the store inside a write session (see `EmbeddedStore.writer`)."""
@@ -532,8 +565,15 @@ class StoreWriter:
 
     def files(self) -> dict[str, StoredFile]:
         """Every indexed file, by stored name."""
-        rows = self._connection.execute("SELECT path, size, mtime_ns, sha256, tokenizer FROM files")
-        return {str(r[0]): StoredFile(int(r[1]), int(r[2]), str(r[3]), str(r[4])) for r in rows}
+        rows = self._connection.execute(
+            "SELECT path, size, mtime_ns, sha256, tokenizer, skipped FROM files"
+        )
+        return {
+            str(path): StoredFile(
+                int(size), int(mtime), str(sha), str(tokenizer), skipped and SkipReason(skipped)
+            )
+            for path, size, mtime, sha, tokenizer, skipped in rows
+        }
 
     def touch_file(self, path: str, stored: StoredFile) -> None:
         """Record a new size and mtime for a file whose content did not change."""
@@ -558,15 +598,16 @@ class StoreWriter:
         path: str,
         stored: StoredFile,
         fragments: Iterable[NewFragment],
-        nodes: Iterable[StoredNode],
-        edges: Iterable[StoredEdge],
+        nodes: Iterable[NodeRecord],
+        edges: Iterable[EdgeRecord],
     ) -> None:
         """Write a file's fragments, nodes and edges, replacing what was indexed from it."""
         self.remove_file(path)
         execute, many = self._connection.execute, self._connection.executemany
         execute(
-            "INSERT INTO files(path, size, mtime_ns, sha256, tokenizer) VALUES (?, ?, ?, ?, ?)",
-            (path, stored.size, stored.mtime_ns, stored.sha256, stored.tokenizer),
+            "INSERT INTO files(path, size, mtime_ns, sha256, tokenizer, skipped)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (path, stored.size, stored.mtime_ns, stored.sha256, stored.tokenizer, stored.skipped),
         )
         many(
             "INSERT INTO nodes(uri, kind, name, path, start_line, end_line, parent)"
@@ -574,8 +615,11 @@ class StoreWriter:
             [(n.uri, n.kind, n.name, n.path, n.start_line, n.end_line, n.parent) for n in nodes],
         )
         many(
-            "INSERT INTO edges(source, type, target, path) VALUES (?, ?, ?, ?)",
-            [(e.source, e.type, e.target, e.path) for e in edges],
+            "INSERT INTO edges(source, type, form, target, near, path) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (source, kind, form.value, _NAMES_SEPARATOR.join(names), near, path)
+                for source, kind, (form, names, near), path in edges
+            ],
         )
         # Row ids are assigned here so that fragments and their full-text rows can be
         # inserted in two batches.
@@ -587,7 +631,7 @@ class StoreWriter:
         searchable: list[tuple[object, ...]] = []
         for item in fragments:
             fragment, source = item.fragment, item.fragment.source
-            modified = (source.modified_at or datetime.fromtimestamp(0, UTC)).isoformat()
+            modified = _utc(source.modified_at or datetime.fromtimestamp(0, UTC))
             rowid = self._next_rowid
             self._next_rowid += 1
             rows.append(
@@ -632,6 +676,16 @@ def _damaged(database: Path, what: str) -> str:
         f"{database}: damaged ({what}); run `contextpipe index --rebuild PATH` to move it"
         " aside and index again"
     )
+
+
+def _names(column: str) -> tuple[str, ...]:
+    return tuple(column.split(_NAMES_SEPARATOR))
+
+
+def _utc(moment: datetime) -> str:
+    """How `modified_at` is stored: ISO 8601 in UTC (a naive time is taken as UTC)."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat()
 
 
 def _filter_sql(filters: RequestFilters) -> tuple[str, list[str]]:
@@ -680,3 +734,19 @@ def _fragment(row: Sequence[object]) -> ContextFragment:
         content_hash=str(digest),
         metadata={"title": str(title), "language": str(language), "read_at": str(read_at)},
     )
+
+
+class EmbeddedBackend:
+    """The embedded store: one folder (`[store] path`) per project, no server."""
+
+    name = "embedded"
+
+    def open(self, settings: Settings, project_dir: Path) -> EmbeddedStore:
+        """The store in `[store] path`, resolved against the project directory."""
+        return EmbeddedStore((project_dir / settings.store.path).resolve())
+
+
+@hookimpl
+def contextpipe_stores() -> list[StoreBackend]:
+    """The embedded store, registered like any other store plugin."""
+    return [EmbeddedBackend()]

@@ -9,12 +9,17 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..backends import TEXT, Backends, TextHit
-from ..config import Settings, strategy_options
-from ..hookspecs import hookimpl
-from ..models import Candidate, ContextRequest
-from ..store.embedded import query_terms
-from ..strategy import ContextStrategy
+from contextpipe import (
+    Backends,
+    Candidate,
+    ContextRequest,
+    ContextStrategy,
+    Settings,
+    TextHit,
+    hookimpl,
+    query_terms,
+    strategy_options,
+)
 
 NAME = "simple-keyword"
 
@@ -46,7 +51,7 @@ class SimpleKeywordStrategy:
 
     name = NAME
     quality = 0.3
-    required_backends = frozenset({TEXT})
+    required_backends = frozenset({"text"})
 
     def __init__(self, options: KeywordOptions) -> None:
         self.options = options

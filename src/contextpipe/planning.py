@@ -1,0 +1,182 @@
+"""Planning: which strategies run for a request, and with what share of the budget.
+
+The rules, in the order the planner applies them:
+
+1. A request that names a strategy nobody registered is an error that lists the known ones.
+2. Only the strategies the request names run (all, when it names none). Of those, one
+   disabled in config, or needing a capability the store does not offer, is `skipped`
+   with that reason.
+3. The rest are asked `can_handle` (by the executor, inside the request's deadline, which
+   starts here). One that fails or runs out of time is reported so; one that answers 0, or
+   whose weight (the request's, else the configured one) is 0, is `skipped`.
+4. The allocator shares the budget left after the output's frame among the rest, by
+   weight, quality and confidence, within each one's floor and cap.
+5. Each planned run carries its own deadline (`[strategies.NAME] deadline_ms`, else the
+   executor's) and the end of the request's deadline.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .budget import AllocationRequest, BudgetAllocator
+from .config import Settings, StrategySettings
+from .errors import ContextpipeError
+from .executor import PlannedRun, StrategyExecutor
+from .models import ContextRequest, StrategyReport, StrategyStatus
+from .registry import RegisteredStrategy, StrategyRegistry
+from .storage import Backends
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The strategies that run, and reports for those that do not."""
+
+    runs: list[PlannedRun]
+    skipped: list[StrategyReport]
+
+
+@dataclass(frozen=True)
+class _Eligible:
+    registered: RegisteredStrategy
+    config: StrategySettings
+    weight: float
+    confidence: float = 0.0
+
+
+class Planner:
+    """Plans requests for the strategies registered at the time (see the module docstring)."""
+
+    def __init__(
+        self, settings: Settings, registry: StrategyRegistry, executor: StrategyExecutor
+    ) -> None:
+        self._settings = settings
+        self._registry = registry
+        self._executor = executor
+        self._allocator = BudgetAllocator()
+
+    async def plan(
+        self,
+        request: ContextRequest,
+        backends: Backends,
+        frame_tokens: int,
+        deadline_ms: int,
+        nothing_indexed: bool,
+    ) -> Plan:
+        """The plan for `request`, given what `backends` offer and the tokens the output's
+        frame takes; `nothing_indexed` explains a missing capability.
+        """
+        request_ends = time.perf_counter() + deadline_ms / 1000
+        self._check_names(request)
+        skipped: list[StrategyReport] = []
+        eligible = self._eligible(request, backends, nothing_indexed, skipped)
+        answers = await self._executor.confidences(
+            [e.registered.strategy for e in eligible], request, backends, deadline_ms
+        )
+        confident: list[_Eligible] = []
+        for item, answer in zip(eligible, answers, strict=True):
+            registered = item.registered
+            if answer.status != "ok":
+                status, reason = answer.status, answer.reason
+                skipped.append(_skipped(registered, status, reason, elapsed_ms=answer.elapsed_ms))
+            elif answer.value == 0.0:
+                reason = "can_handle returned 0 for this request"
+                skipped.append(_skipped(registered, "skipped", reason))
+            elif item.weight == 0.0:
+                skipped.append(_skipped(registered, "skipped", "weight is 0", answer.value))
+            else:
+                confident.append(_Eligible(registered, item.config, item.weight, answer.value))
+        shares = self._allocator.allocate(
+            max(0, request.budget - frame_tokens),
+            [
+                AllocationRequest(
+                    name=item.registered.strategy.name,
+                    weight=item.weight,
+                    quality=item.registered.strategy.quality,
+                    confidence=item.confidence,
+                    floor_tokens=item.config.floor_tokens,
+                    cap_fraction=item.config.cap_fraction,
+                )
+                for item in confident
+            ],
+        )
+        default_deadline = self._settings.executor.strategy_deadline_ms
+        runs = [
+            PlannedRun(
+                registered=item.registered,
+                confidence=item.confidence,
+                weight=item.weight,
+                allocated_tokens=shares[item.registered.strategy.name],
+                deadline_ms=item.config.deadline_ms or default_deadline,
+                request_ends=request_ends,
+            )
+            for item in confident
+        ]
+        return Plan(runs, skipped)
+
+    def _check_names(self, request: ContextRequest) -> None:
+        if not request.strategies:
+            return
+        known = set(self._registry.strategies)
+        unknown = sorted(set(request.strategies) - known)
+        if unknown:
+            listed = ", ".join(sorted(known)) or "none"
+            raise ContextpipeError(
+                f"unknown strategy {unknown[0]!r} in request; registered: {listed}"
+            )
+
+    def _eligible(
+        self,
+        request: ContextRequest,
+        backends: Backends,
+        nothing_indexed: bool,
+        skipped: list[StrategyReport],
+    ) -> list[_Eligible]:
+        """Rule 2: the wanted strategies that are enabled and have what they need."""
+        wanted = request.strategies
+        available = backends.available()
+        eligible: list[_Eligible] = []
+        strategies = self._registry.strategies
+        for registered in (strategies[name] for name in sorted(strategies)):
+            strategy = registered.strategy
+            if wanted and strategy.name not in wanted:
+                continue
+            config = self._settings.strategy(strategy.name)
+            if not config.enabled:
+                skipped.append(_skipped(registered, "skipped", "disabled in config"))
+                continue
+            missing = sorted(strategy.required_backends - available)
+            if missing:
+                reason = f"needs backend {', '.join(missing)}, which the store lacks" + (
+                    " (nothing indexed yet)" if nothing_indexed else ""
+                )
+                skipped.append(_skipped(registered, "skipped", reason))
+                continue
+            eligible.append(_Eligible(registered, config, _weight(strategy.name, config, request)))
+        return eligible
+
+
+def _weight(name: str, config: StrategySettings, request: ContextRequest) -> float:
+    """The configured weight, unless the request sets another."""
+    if request.strategies and (override := request.strategies.get(name)) is not None:
+        return override.weight if override.weight is not None else config.weight
+    return config.weight
+
+
+def _skipped(
+    registered: RegisteredStrategy,
+    status: StrategyStatus,
+    reason: str,
+    confidence: float = 0.0,
+    elapsed_ms: float = 0.0,
+) -> StrategyReport:
+    """The report of a strategy that does not run for this request."""
+    return StrategyReport(
+        name=registered.strategy.name,
+        plugin=registered.plugin.label,
+        status=status,
+        reason=reason,
+        confidence=confidence,
+        elapsed_ms=elapsed_ms,
+    )

@@ -1,0 +1,361 @@
+"""The storage seam: what a store offers, as small protocols. Everything above the store
+(ingest, planning, strategies, the command line and the services) talks to it through
+these, never to a concrete backend.
+
+- A `StoreBackend` (a plugin, entry-point group `contextpipe.stores`) opens a `Store`.
+- A `Store` is opened, checked and closed; it reports `StoreStats`; it hands out one
+  `IndexWriter` at a time and, for each request, the `Backends` it offers.
+- An `IndexWriter` writes whole files (`StoredFile`, `NewFragment`, `NodeRecord`,
+  `EdgeRecord`): everything read from one file commits together or not at all.
+- `Backends` is the typed map of read capabilities a store fills in: fragment lookup,
+  text search, the resolved graph, the timeline. Strategies name the ones they need in
+  `required_backends`; a missing one is None here and skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
+
+from .config import Settings
+from .models import ContextFragment, RequestFilters
+
+# -- what an index writer writes ---------------------------------------------------------
+
+
+class SkipReason(StrEnum):
+    """Why a file's content is not in the index (kept, so the next run need not read it)."""
+
+    TOO_LARGE = "too-large"
+    BINARY = "binary"
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """What a store remembers about an indexed file, to skip unchanged ones: its size, mtime
+    and content hash, the tokenizer that counted its fragments' tokens, and why its content
+    was left out, if it was (`sha256` is then '' for a file too large to read).
+    """
+
+    size: int
+    mtime_ns: int
+    sha256: str
+    tokenizer: str
+    skipped: SkipReason | None = None
+
+
+@dataclass(frozen=True)
+class NewFragment:
+    """A fragment to write, with the fields the store indexes. `search_text` is what the
+    text index sees (None: not searchable at all).
+    """
+
+    fragment: ContextFragment
+    title: str
+    language: str
+    search_text: str | None
+
+
+class NodeRecord(NamedTuple):
+    """A UKO node as a store keeps it (the graph is built from these and the edges). A named
+    tuple: a large store reads hundreds of thousands of them at once.
+    """
+
+    uri: str
+    kind: str
+    name: str
+    path: str
+    start_line: int
+    end_line: int
+    parent: str | None
+
+
+class TargetForm(StrEnum):
+    """How the graph finds what a declared edge points at."""
+
+    NODE = "node"  #: a node URI of the same file
+    SYMBOL = "symbol"  #: a definition's name
+    FILE = "file"  #: a file path, relative to the project
+    PYTHON = "python"  #: a dotted Python module name
+    JAVA = "java"  #: a dotted Java class name
+    INCLUDE = "include"  #: a C/C++ header, looked for next to `near` first
+    GO = "go"  #: a Go import path
+    RUST = "rust"  #: a Rust `crate::a::b` path
+
+
+class EdgeTarget(NamedTuple):
+    """What a declared edge points at: `names` are alternatives, the first that resolves
+    wins; `near` is the folder an `include "x.h"` is looked for in first.
+    """
+
+    form: TargetForm
+    names: tuple[str, ...]
+    near: str = ""
+
+
+class EdgeRecord(NamedTuple):
+    """A typed edge as its source file declared it; the graph resolves `target`."""
+
+    source: str
+    type: str
+    target: EdgeTarget
+    path: str
+
+
+# -- the resolved graph ------------------------------------------------------------------
+
+
+class GraphEdge(NamedTuple):
+    """A resolved edge between two graph nodes."""
+
+    source: str
+    type: str
+    target: str
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A node of the resolved graph (files, definitions, sections, folders, the repository)."""
+
+    uri: str
+    kind: str
+    name: str
+    path: str
+    start_line: int = 0
+    end_line: int = 0
+
+
+@dataclass(frozen=True)
+class GraphStats:
+    """Node counts by kind and edge counts by type, both sorted by name."""
+
+    nodes: dict[str, int]
+    edges: dict[str, int]
+
+
+Direction = Literal["out", "in", "both"]
+
+
+# -- read capabilities -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextHit:
+    """One text-search result: the fragment, its lexical score, the query terms it matched."""
+
+    fragment: ContextFragment
+    score: float
+    matched_terms: tuple[str, ...]
+
+
+@runtime_checkable
+class FragmentLookup(Protocol):
+    """Fragments by node."""
+
+    def variants(self, uko_uri: str) -> Sequence[ContextFragment]:
+        """Every stored depth of one node, deepest first."""
+        ...
+
+    def count(self) -> int:
+        """How many fragments (all depths) the store holds."""
+        ...
+
+
+@runtime_checkable
+class TextSearch(Protocol):
+    """Lexical search over full-text fragments."""
+
+    def search(self, query: str, limit: int, filters: RequestFilters) -> Sequence[TextHit]:
+        """Best matches first; user text is never interpreted as query syntax."""
+        ...
+
+
+@runtime_checkable
+class GraphView(Protocol):
+    """The resolved UKO graph of everything indexed, kept until the index changes."""
+
+    def node(self, uri: str) -> GraphNode | None:
+        """The node with this URI, if there is one."""
+        ...
+
+    def neighbours(
+        self, uri: str, edge_types: Collection[str] = (), direction: Direction = "both"
+    ) -> Sequence[GraphEdge]:
+        """Edges at `uri` (of these types; all when empty), sorted."""
+        ...
+
+    def subgraph(self, uris: Iterable[str], hops: int) -> Sequence[GraphEdge]:
+        """Edges among the nodes within `hops` of `uris`, either direction, sorted."""
+        ...
+
+    def pagerank(self, seeds: Mapping[str, float], damping: float = 0.85) -> Mapping[str, float]:
+        """Personalised PageRank seeded at `seeds` (node URI to weight), by node."""
+        ...
+
+    def stats(self) -> GraphStats:
+        """How many nodes of each kind and edges of each type the graph holds."""
+        ...
+
+
+@runtime_checkable
+class Timeline(Protocol):
+    """Fragments in order of their source's modification time."""
+
+    def recent(
+        self,
+        limit: int,
+        filters: RequestFilters,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> Sequence[ContextFragment]:
+        """Full-text fragments modified within [since, until), newest first, ties by id."""
+        ...
+
+
+#: Capability names strategies use in `required_backends`.
+STORE = "store"
+TEXT = "text"
+GRAPH = "graph"
+TIMELINE = "timeline"
+
+
+@dataclass(frozen=True)
+class Backends:
+    """The read capabilities a store offers for one request; absent ones are None."""
+
+    fragments: FragmentLookup | None = None
+    text: TextSearch | None = None
+    graph: GraphView | None = None
+    timeline: Timeline | None = None
+
+    def available(self) -> frozenset[str]:
+        """Names of the capabilities present: `store` (fragment lookup), `text`, `graph`,
+        `timeline`.
+        """
+        offered = (
+            (STORE, self.fragments),
+            (TEXT, self.text),
+            (GRAPH, self.graph),
+            (TIMELINE, self.timeline),
+        )
+        return frozenset(name for name, backend in offered if backend is not None)
+
+
+# -- stores ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """What a store holds."""
+
+    location: str
+    files: int
+    fragments: int
+    searchable: int
+
+
+class IndexWriter(Protocol):
+    """Changes inside a write session; a file's changes commit together or not at all."""
+
+    def files(self) -> Mapping[str, StoredFile]:
+        """Every indexed file, by its stored path."""
+        ...
+
+    def touch_file(self, path: str, stored: StoredFile) -> None:
+        """Record a new size and mtime for a file whose content did not change."""
+        ...
+
+    def remove_file(self, path: str) -> int:
+        """Forget a file and everything read from it; returns how many fragments went."""
+        ...
+
+    def replace_file(
+        self,
+        path: str,
+        stored: StoredFile,
+        fragments: Iterable[NewFragment],
+        nodes: Iterable[NodeRecord],
+        edges: Iterable[EdgeRecord],
+    ) -> None:
+        """Write a file's fragments, nodes and edges, replacing what was indexed from it."""
+        ...
+
+    def commit(self) -> None:
+        """Commit what was done so far and go on; another writer may take its turn between."""
+        ...
+
+
+class Store(Protocol):
+    """An opened store: checked on use, written through one writer, read through backends."""
+
+    @property
+    def location(self) -> str:
+        """Where the store is, as messages show it."""
+        ...
+
+    @property
+    def local_folders(self) -> Sequence[Path]:
+        """Folders the store keeps on this machine: never indexed."""
+        ...
+
+    @property
+    def folder_marker(self) -> str | None:
+        """The name of the file that marks a folder as a store of this kind, wherever it is
+        (None: this kind keeps nothing in folders); `index` never walks such a folder.
+        """
+        ...
+
+    def exists(self) -> bool:
+        """Whether an index has been written here."""
+        ...
+
+    def check(self) -> None:
+        """Raise `StoreError` (saying what to run) unless the index exists and is whole."""
+        ...
+
+    def damage(self) -> str | None:
+        """What is wrong with the store, in a few words (None: nothing, or no store)."""
+        ...
+
+    def move_aside(self) -> str | None:
+        """Keep the current index under another name, so that the next index starts empty;
+        returns where it went (None: there was nothing to move).
+        """
+        ...
+
+    def stats(self) -> StoreStats:
+        """How many files and fragments the store holds."""
+        ...
+
+    def writer(self) -> AbstractContextManager[IndexWriter]:
+        """A write session; what it did commits at `commit` and at its end, and an error
+        rolls back only what was not committed yet.
+        """
+        ...
+
+    def backends(self) -> Backends:
+        """The read capabilities, for one request; empty when nothing is indexed yet."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the store reopens on next use."""
+        ...
+
+
+@runtime_checkable
+class StoreBackend(Protocol):
+    """A kind of store, registered by a plugin: `[store] backend` names it."""
+
+    @property
+    def name(self) -> str:
+        """The name `[store] backend` uses."""
+        ...
+
+    def open(self, settings: Settings, project_dir: Path) -> Store:
+        """The store `settings` describe, for the project in `project_dir`."""
+        ...
