@@ -18,7 +18,7 @@ The Installed Plugin Is Listed With Its Distribution And Version
     Should Be Equal    ${row}[distribution]    contextpipe-example-plugin
     Should Be Equal    ${row}[version]    0.1.0
     Should Be Equal    ${row}[status]    ok
-    Should Be Equal    ${row}[needs]    ${{ ["text"] }}
+    Should Be Equal    ${row}[needs]    ${{ ["timeline"] }}
 
 Its Strategy Is Explained
     ${result}=    Run contextpipe    explain    path-match    env:PYTHONPATH=${SITE}

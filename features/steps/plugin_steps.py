@@ -188,7 +188,7 @@ def _plugin(plugins: list[PluginInfo], name: str) -> PluginInfo:
 def plugin_ok(context: Context, name: str, strategy: str) -> None:
     plugin = _plugin(pipeline(context).plugins, name)
     assert plugin.status == "ok", plugin
-    assert strategy in plugin.strategies, plugin
+    assert strategy in plugin.provides, plugin
     registered = pipeline(context).registry.get(strategy)
     assert registered is not None and registered.plugin.name == name, registered
 
@@ -198,7 +198,7 @@ def plugin_broken(context: Context, name: str, words: str) -> None:
     plugin = _plugin(pipeline(context).plugins, name)
     assert plugin.status == "broken", plugin
     assert words in plugin.error, f"the error is {plugin.error!r}"
-    assert plugin.strategies == (), plugin
+    assert plugin.provides == (), plugin
 
 
 @then('the plugin "{name}" is disabled')

@@ -375,7 +375,7 @@ def strategies(obj: _Context, output_format: str) -> None:
         pipeline = obj.pipeline()
     rows: list[dict[str, Any]] = []
     for plugin in pipeline.plugins:
-        names = plugin.strategies or ("-",)
+        names = plugin.provides or ("-",)
         for name in names:
             registered = pipeline.strategy(name)
             strategy = registered.strategy if registered else None

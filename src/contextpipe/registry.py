@@ -41,7 +41,7 @@ class PluginInfo:
     version: str
     status: PluginStatus
     error: str = ""
-    strategies: tuple[str, ...] = ()
+    provides: tuple[str, ...] = ()  # the names of its strategies, or of its store backends
     load_ms: float = 0.0  # its import (for an entry point) and its hook; 0 when not loaded
 
     @property
@@ -292,7 +292,7 @@ class StoreRegistry:
         provided = self._loader.provided.get(name)
         if provided is None:
             raise ConfigError(
-                f"store.backend: plugin {name!r} provides {', '.join(info.strategies)},"
+                f"store.backend: plugin {name!r} provides {', '.join(info.provides)},"
                 f" not {name!r}",
                 "store.backend",
             )

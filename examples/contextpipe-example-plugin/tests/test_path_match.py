@@ -1,4 +1,4 @@
-"""Tests for path-match: the strategy alone over a fake text backend, then the whole plugin
+"""Tests for path-match: the strategy alone over a fake timeline, then the whole plugin
 inside a real pipeline. Run with `python -m unittest discover -s tests`.
 """
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 import unittest
 from collections.abc import Sequence
+from datetime import datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -20,7 +21,6 @@ from contextpipe import (
     Settings,
     SourceRef,
     StrategySelection,
-    TextHit,
 )
 
 import contextpipe_example_plugin as plugin
@@ -40,19 +40,23 @@ def fragment(path: str, text: str, tokens: int = 10) -> ContextFragment:
     )
 
 
-class FakeText:
-    """A text backend: fragments whose path matches the filters and text shares a word."""
+class FakeTimeline:
+    """A timeline: the fragments whose path matches the filters, in the order given."""
 
     def __init__(self, *fragments: ContextFragment) -> None:
         self.fragments = fragments
 
-    def search(self, query: str, limit: int, filters: RequestFilters) -> Sequence[TextHit]:
-        words = set(query.lower().split())
+    def recent(
+        self,
+        limit: int,
+        filters: RequestFilters,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> Sequence[ContextFragment]:
         return [
-            TextHit(f, 1.0, ())
+            f
             for f in self.fragments
             if any(fnmatchcase(f.source.path, glob) for glob in filters.paths or ("*",))
-            and words & set(f.text.lower().split())
         ][:limit]
 
 
@@ -63,7 +67,7 @@ def request(query: str, budget: int = 1000, paths: tuple[str, ...] = ()) -> Cont
 class PathMatchTest(unittest.TestCase):
     def setUp(self) -> None:
         self.backends = Backends(
-            text=FakeText(
+            timeline=FakeTimeline(
                 fragment("src/Allocator.py", "the budget is split here", tokens=30),
                 fragment("docs/budget.md", "how the budget is split", tokens=20),
                 fragment("docs/other.md", "budget words but no path match", tokens=5),

@@ -156,6 +156,7 @@ _QUALIFIED_COLUMNS = ", ".join(f"fragments.{c.strip()}" for c in _FRAGMENT_COLUM
 
 #: An edge target's alternative names, one per line in the `target` column.
 _NAMES_SEPARATOR = "\n"
+_FORMS = {form.value: form for form in TargetForm}
 
 
 def fts_expression(terms: Sequence[str]) -> str:
@@ -444,8 +445,19 @@ class EmbeddedStore:
     def edges(self) -> list[EdgeRecord]:
         """Every declared edge, in no particular order."""
         rows = self._query("SELECT source, type, form, target, near, path FROM edges")
+        # A large store holds hundreds of thousands: look forms up rather than parse them.
+        forms, separator = _FORMS, _NAMES_SEPARATOR
         return [
-            EdgeRecord(source, kind, EdgeTarget(TargetForm(form), _names(target), near), path)
+            EdgeRecord(
+                source,
+                kind,
+                EdgeTarget(
+                    forms[form],
+                    tuple(target.split(separator)) if separator in target else (target,),
+                    near,
+                ),
+                path,
+            )
             for source, kind, form, target, near, path in rows
         ]
 
@@ -676,10 +688,6 @@ def _damaged(database: Path, what: str) -> str:
         f"{database}: damaged ({what}); run `contextpipe index --rebuild PATH` to move it"
         " aside and index again"
     )
-
-
-def _names(column: str) -> tuple[str, ...]:
-    return tuple(column.split(_NAMES_SEPARATOR))
 
 
 def _utc(moment: datetime) -> str:

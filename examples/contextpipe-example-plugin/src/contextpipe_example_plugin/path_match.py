@@ -2,6 +2,8 @@
 
 "how does the allocator split the budget?" finds text in `src/budget/allocator.py` even
 when BM25 ranks other files higher: a file's name is often the best summary of its content.
+It asks the store's timeline for the fragments of files whose path matches a glob, so it
+finds them whether or not their text repeats the query.
 """
 
 from __future__ import annotations
@@ -10,7 +12,15 @@ import re
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 
-from contextpipe import Backends, Candidate, ContextRequest, RequestFilters, TextHit
+from contextpipe import (
+    Backends,
+    Candidate,
+    ContextFragment,
+    ContextRequest,
+    RequestFilters,
+    matched_terms,
+    query_terms,
+)
 from pydantic import BaseModel, ConfigDict, Field
 
 NAME = "path-match"
@@ -27,7 +37,9 @@ class PathMatchOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_results: int = Field(default=20, ge=1, le=1000, description="Hits fetched per word.")
+    max_results: int = Field(
+        default=20, ge=1, le=1000, description="Fragments fetched per word, newest first."
+    )
     max_words: int = Field(default=8, ge=1, le=32, description="Query words tried at most.")
     min_word_length: int = Field(default=3, ge=1, le=20, description="Shorter words are ignored.")
 
@@ -37,7 +49,7 @@ class PathMatchStrategy:
 
     name = NAME
     quality = 0.4
-    required_backends = frozenset({"text"})
+    required_backends = frozenset({"timeline"})
 
     def __init__(self, options: PathMatchOptions | None = None) -> None:
         # Public and a pydantic model: `contextpipe config init` writes its fields, defaults
@@ -49,31 +61,33 @@ class PathMatchStrategy:
         return 0.5 if self.words(request.query) else 0.0
 
     def retrieve(self, request: ContextRequest, backends: Backends, budget: int) -> list[Candidate]:
-        if backends.text is None:
+        if backends.timeline is None:
             return []
         words = self.words(request.query)
-        hits: dict[str, TextHit] = {}
+        terms = query_terms(request.query)
+        found: dict[str, ContextFragment] = {}
         for word in words:
-            # The text backend filters by path glob; the request's own kinds still apply.
+            # The timeline filters by path glob; the request's own kinds still apply.
             filters = RequestFilters(paths=(_path_glob(word),), kinds=request.filters.kinds)
-            for hit in backends.text.search(request.query, self.options.max_results, filters):
-                if _allowed(hit.fragment.source.path, request.filters.paths):
-                    hits.setdefault(hit.fragment.id, hit)
-        ranked = sorted(
-            ((_path_words(hit, words), hit) for hit in hits.values()),
-            key=lambda pair: (-_score(*pair), pair[1].fragment.source.path, pair[1].fragment.id),
-        )
+            for fragment in backends.timeline.recent(self.options.max_results, filters):
+                if _allowed(fragment.source.path, request.filters.paths):
+                    found.setdefault(fragment.id, fragment)
+        scored = [
+            (_score(named, matched_terms(terms, fragment.text), terms), named, fragment)
+            for fragment in found.values()
+            if (named := _path_words(fragment, words))
+        ]
+        scored.sort(key=lambda item: (-item[0], item[2].source.path, item[2].id))
         candidates: list[Candidate] = []
         spent = 0
-        for named, hit in ranked:
-            fragment = hit.fragment
+        for score, named, fragment in scored:
             if spent + fragment.token_count > budget:  # never propose more than the budget
                 continue
             spent += fragment.token_count
             candidates.append(
                 Candidate(
                     fragment=fragment,
-                    score=_score(named, hit),
+                    score=score,
                     reason=f"path {fragment.source.path} names {', '.join(named)}",
                 )
             )
@@ -82,7 +96,8 @@ class PathMatchStrategy:
     def explain(self) -> str:
         return (
             "Proposes fragments from files whose path contains a word of the query (case "
-            "insensitive), ranked by how many query words the path names, then by BM25. "
+            "insensitive), found through the store's timeline, ranked by how many query words "
+            "the path names, then by the share of query terms the text holds. "
             "Options: max_results (20), max_words (8), min_word_length (3)."
         )
 
@@ -108,12 +123,11 @@ def _allowed(path: str, globs: Iterable[str]) -> bool:
     return not globs or any(fnmatchcase(path, glob) for glob in globs)
 
 
-def _path_words(hit: TextHit, words: Sequence[str]) -> tuple[str, ...]:
-    path = hit.fragment.source.path.lower()
+def _path_words(fragment: ContextFragment, words: Sequence[str]) -> tuple[str, ...]:
+    path = fragment.source.path.lower()
     return tuple(word for word in words if word in path)
 
 
-def _score(named: Sequence[str], hit: TextHit) -> float:
-    """Path words count most; BM25 (squashed into [0, 1)) breaks ties."""
-    lexical = max(hit.score, 0.0)
-    return round(len(named) + lexical / (1.0 + lexical), 6)
+def _score(named: Sequence[str], matched: Sequence[str], terms: Sequence[str]) -> float:
+    """Path words count most; the share of query terms in the text (below 1) breaks ties."""
+    return round(len(named) + len(matched) / (len(terms) + 1), 6)
