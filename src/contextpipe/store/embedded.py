@@ -46,11 +46,10 @@ from ..storage import (
 )
 from ..text import identifier_words, matched_terms, query_terms
 from ._health import file_damage, inspect, is_damage
+from ._variants import VariantsMemo
 
 DATABASE_NAME = "index.sqlite3"
 SCHEMA_VERSION = "5"
-#: Nodes whose depth variants a reader thread remembers (see `EmbeddedStore.variants`).
-_VARIANTS_CACHED = 4_096
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
@@ -369,23 +368,18 @@ class EmbeddedStore:
 
     def variants(self, uko_uri: str) -> list[ContextFragment]:
         """Every stored depth of one node, deepest first."""
-        # Packing asks for the same nodes request after request; the answers stay valid
-        # until some connection commits (an index run), which changes data_version.
+        memo: VariantsMemo | None = getattr(self._local, "variants", None)
+        if memo is None:
+            memo = self._local.variants = VariantsMemo()
         version = self._query("PRAGMA data_version")[0][0]
-        cache: dict[str, list[ContextFragment]] | None = getattr(self._local, "variants", None)
-        if cache is None or self._local.variants_version != version:
-            cache = self._local.variants = {}
-            self._local.variants_version = version
-        found = cache.get(uko_uri)
-        if found is None:
-            rows = self._query(
-                f"SELECT {_FRAGMENT_COLUMNS} FROM fragments WHERE uri = ? ORDER BY depth DESC",
-                (uko_uri,),
-            )
-            if len(cache) >= _VARIANTS_CACHED:
-                del cache[next(iter(cache))]
-            found = cache[uko_uri] = [_fragment(row) for row in rows]
-        return list(found)
+        return memo.get(uko_uri, version, self._read_variants)
+
+    def _read_variants(self, uko_uri: str) -> list[ContextFragment]:
+        rows = self._query(
+            f"SELECT {_FRAGMENT_COLUMNS} FROM fragments WHERE uri = ? ORDER BY depth DESC",
+            (uko_uri,),
+        )
+        return [_fragment(row) for row in rows]
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
         """BM25-ranked full-text fragments matching any query term, best first."""
