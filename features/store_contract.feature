@@ -118,6 +118,17 @@ Feature: Every store backend keeps the same promises
     Then no store was asked to replace, remove or touch a file
     And every store still offers the graph view it offered before
 
+  Scenario: A file touched without a change is only touched
+    Given every project is indexed
+    When in every project "app/util.py" is touched
+    And every project is indexed again, recording what its store is asked to write
+    Then every store was asked only to touch "app/util.py"
+    And every store's writer gives back these files as they are on disk:
+      | path           | skipped |
+      | app/main.py    |         |
+      | app/util.py    |         |
+      | docs/budget.md |         |
+
   # -- delete ---------------------------------------------------------------------------
 
   Scenario: A file that vanished takes everything read from it along
@@ -134,6 +145,7 @@ Feature: Every store backend keeps the same promises
     Then nothing read from "app/main.py" is left in any store
     And nothing read from "app/util.py" is left in any store
     And every store counts 1 file and as many fragments as its lookups hold
+    And every store holds exactly what a fresh index of its project without "app" holds
 
   # -- crash safety ---------------------------------------------------------------------
 
@@ -194,6 +206,12 @@ Feature: Every store backend keeps the same promises
 
       A long note that says budget once, among many other words about other things.
       """
+    And every project has a file "app/pay.py" containing:
+      '''
+      def pay(amount: int) -> int:
+          """Pay an amount; whether it fits the budget is checked elsewhere, with other things."""
+          return amount
+      '''
     And every project is indexed
     Then searching every store for "budget" in paths "notes/*" finds the best hits that fit, at every limit up to 3
     And searching every store for "budget" of kinds "function" finds the best hits that fit, at every limit up to 3
@@ -250,11 +268,13 @@ Feature: Every store backend keeps the same promises
 
   Scenario: PageRank seeded at a node ranks what it links to above the rest
     Given every project is indexed
-    Then in every store's graph, PageRank seeded at "uko://code/app/main.py#run" ranks:
-      | higher                      | lower                              |
-      | uko://code/app/util.py#slug | uko://doc/docs/budget.md#leftovers |
-      | uko://code/app/util.py#slug | uko://code/app/util.py#title       |
-      | uko://code/app/util.py#slug | uko://code/app/main.py             |
+    Then in every store's graph, PageRank seeded at a node ranks:
+      | seed                       | higher                       | lower                              |
+      | uko://code/app/main.py#run | uko://code/app/util.py#slug  | uko://doc/docs/budget.md#leftovers |
+      | uko://code/app/main.py#run | uko://code/app/util.py#slug  | uko://code/app/util.py#title       |
+      | uko://code/app/main.py#run | uko://code/app/util.py#slug  | uko://code/app/main.py             |
+      | uko://code/app/util.py     | uko://code/app/util.py#title | uko://code/app/main.py#run         |
+      | uko://code/app/util.py     | uko://code/app/util.py#title | uko://doc/docs/budget.md           |
     And in every store's graph, PageRank seeded only at "uko://code/app/nowhere.py" scores nothing
     And in every store's graph, PageRank seeded at "uko://code/app/main.py#run" and "uko://code/app/nowhere.py" scores as if seeded at the first only
 

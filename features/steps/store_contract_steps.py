@@ -235,8 +235,20 @@ def change_in_every_project(context: Context, path: str) -> None:
         target = subject.project / path
         before = target.stat().st_mtime_ns
         write_files(subject.project, {path: context.text + "\n"})
-        later = before + 1_000_000_000
-        os.utime(target, ns=(later, later))
+        _a_second_after(target, before)
+
+
+@when('in every project "{path:Plain}" is touched')
+def touch_in_every_project(context: Context, path: str) -> None:
+    for subject in _subjects(context):
+        target = subject.project / path
+        _a_second_after(target, target.stat().st_mtime_ns)
+
+
+def _a_second_after(target: Path, mtime_ns: int) -> None:
+    """Give `target` a modification time one second after `mtime_ns`."""
+    later = mtime_ns + 1_000_000_000
+    os.utime(target, ns=(later, later))
 
 
 @when('"{path:Plain}" is deleted from every project')
@@ -338,6 +350,15 @@ def nothing_written(context: Context) -> None:
         assert not changes, f"an index with nothing changed asked its writer to {changes}"
 
     _each(context, "an unchanged file is not written again", check)
+
+
+@then('every store was asked only to touch "{path:Plain}"')
+def only_touched(context: Context, path: str) -> None:
+    def check(subject: _Subject) -> None:
+        changes = subject.kept["changes"]
+        assert changes == [f"touch {path}"], f"the index asked its writer to {changes}"
+
+    _each(context, "a file touched without a change is not written again", check)
 
 
 # -- capabilities and the store's life -----------------------------------------------------
@@ -634,14 +655,18 @@ def _differences(found: Mapping[str, object], expected: Mapping[str, object]) ->
     return lines
 
 
-def _fresh_contents(subject: _Subject, copy: Path) -> dict[str, object]:
-    """What the same backend holds after indexing a copy of the project into a new store."""
+def _fresh_contents(subject: _Subject, copy: Path, without: str | None) -> dict[str, object]:
+    """What the same backend holds after indexing a copy of the project (`without` one of
+    its folders) into a new store.
+    """
     skipped = {Path(folder).resolve() for folder in subject.store.local_folders}
 
     def store_folders(folder: str, names: list[str]) -> list[str]:
         return [name for name in names if (Path(folder) / name).resolve() in skipped]
 
     shutil.copytree(subject.project, copy, ignore=store_folders)
+    if without is not None:
+        shutil.rmtree(copy / without)
     fresh = Pipeline.open(
         project_dir=copy, overrides={"store.backend": subject.backend}, environ={}
     )
@@ -654,9 +679,19 @@ def _fresh_contents(subject: _Subject, copy: Path) -> dict[str, object]:
 
 @then("every store holds exactly what a fresh index of its project holds")
 def holds_what_fresh_holds(context: Context) -> None:
+    _holds_what_fresh_holds(context, None)
+
+
+@then('every store holds exactly what a fresh index of its project without "{folder:Plain}" holds')
+def holds_what_fresh_holds_without(context: Context, folder: str) -> None:
+    _holds_what_fresh_holds(context, folder)
+
+
+def _holds_what_fresh_holds(context: Context, without: str | None) -> None:
     def check(subject: _Subject) -> None:
         copy = context.tmp / f"fresh-{subject.backend}"
-        differences = _differences(_contents(subject.store), _fresh_contents(subject, copy))
+        fresh = _fresh_contents(subject, copy, without)
+        differences = _differences(_contents(subject.store), fresh)
         assert not differences, "; ".join(differences)
 
     _each(context, "a re-indexed store holds what a fresh index holds", check)
@@ -1129,17 +1164,19 @@ def subgraph_empty(context: Context, hops: int, uri: str) -> None:
     _subgraph_is(context, hops, uri, [])
 
 
-@then('in every store\'s graph, PageRank seeded at "{seed:Plain}" ranks:')
-def pagerank_ranks(context: Context, seed: str) -> None:
+@then("in every store's graph, PageRank seeded at a node ranks:")
+def pagerank_ranks(context: Context) -> None:
     def check(subject: _Subject) -> None:
-        scores = _read(subject.store).graph.pagerank({seed: 1.0})
+        graph = _read(subject.store).graph
         for row in context.table:
-            higher, lower = row["higher"], row["lower"]
+            seed, higher, lower = row["seed"], row["higher"], row["lower"]
+            scores = graph.pagerank({seed: 1.0})
             assert higher in scores and lower in scores, (
                 f"it scores {sorted(scores)}, not both {higher} and {lower}"
             )
             assert scores[higher] > scores[lower], (
-                f"{higher} scores {scores[higher]:.4f}, {lower} {scores[lower]:.4f}"
+                f"seeded at {seed}, {higher} scores {scores[higher]:.4f}, {lower}"
+                f" {scores[lower]:.4f}"
             )
 
     _each(context, "PageRank ranks what its seed links to above the rest", check)
@@ -1156,8 +1193,7 @@ def pagerank_unknown(context: Context, seed: str) -> None:
 
 @then(
     'in every store\'s graph, PageRank seeded at "{seed:Plain}" and "{unknown:Plain}"'
-    " scores as if seeded"
-    " at the first only"
+    " scores as if seeded at the first only"
 )
 def pagerank_ignores_unknown(context: Context, seed: str, unknown: str) -> None:
     def check(subject: _Subject) -> None:
@@ -1194,8 +1230,12 @@ def graph_counts(context: Context) -> None:
 @then("every store offers the same graph view until the index changes")
 def same_graph_view(context: Context) -> None:
     def check(subject: _Subject) -> None:
-        first, second = subject.store.backends().graph, subject.store.backends().graph
-        assert first is not None and first is second, "it makes a new graph view for each request"
+        first = subject.store.backends().graph
+        assert first is not None, "it offers no graph"
+        uris = [fragment.uko_uri for fragment in _full_texts(subject.store)]
+        first.subgraph(uris, _ALL_HOPS)  # used, as a strategy would, before the index changes
+        second = subject.store.backends().graph
+        assert first is second, "it makes a new graph view for each request"
 
     _each(context, "the graph view is kept until the index changes", check)
 
