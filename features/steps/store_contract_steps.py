@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -69,9 +70,28 @@ def _unquoted(text: str) -> str:
     return text
 
 
+_QUOTED = re.compile(r'(\w+) "([^"]*)"')
+
+
+@parse.with_pattern(r'in paths "[^"]*"(?: of kinds "[^"]*")?|of kinds "[^"]*"')
+def _request_filters(text: str) -> RequestFilters:
+    """`in paths "a/*, b/*" of kinds "function"`, either part alone too."""
+    given = dict(_QUOTED.findall(text))
+    return RequestFilters(
+        paths=_listed(given.get("paths", "")), kinds=_listed(given.get("kinds", ""))
+    )
+
+
+@parse.with_pattern(r'since "[^"]*"(?: until "[^"]*")?|until "[^"]*"')
+def _time_bounds(text: str) -> tuple[datetime | None, datetime | None]:
+    """`since "<moment>" until "<moment>"`, either part alone too."""
+    given = dict(_QUOTED.findall(text))
+    return tuple(_moment(given[key]) if key in given else None for key in ("since", "until"))
+
+
 # `"{query:Plain}"` stops at the closing quote: a step with two quoted values never
 # matches a step with one.
-register_type(Plain=_unquoted)
+register_type(Plain=_unquoted, Filters=_request_filters, Bounds=_time_bounds)
 
 
 @dataclass
@@ -83,6 +103,7 @@ class _Subject:
     pipeline: Pipeline
     #: Everything ever indexed from each path: node URI -> full text.
     seen: dict[str, dict[str, str]] = field(default_factory=dict[str, dict[str, str]])
+    #: What the last index run did, root by root.
     summaries: list[IndexSummary] = field(default_factory=list[IndexSummary])
     #: What a When step kept for the Then steps that follow it.
     kept: dict[str, Any] = field(default_factory=dict[str, Any])
@@ -103,17 +124,25 @@ class _Read(NamedTuple):
 
 def _read(store: Store) -> _Read:
     """The store's read capabilities; a missing one breaks the promise being checked."""
-    offered = store.backends()
-    capabilities = (offered.fragments, offered.text, offered.graph, offered.timeline)
-    missing = [
-        name
-        for name, capability in zip(
-            ("store", "text", "graph", "timeline"), capabilities, strict=True
-        )
-        if capability is None
-    ]
+    offered = _offered(store.backends())
+    missing = [name for name, capability in offered.items() if capability is None]
     assert not missing, f"it offers no {', '.join(missing)} capability"
-    return _Read(*capabilities)
+    return _Read(*offered.values())
+
+
+def _offered(backends: Backends) -> dict[str, object]:
+    """Each read capability by the name strategies require it by (None: not offered)."""
+    return {
+        "store": backends.fragments,
+        "text": backends.text,
+        "graph": backends.graph,
+        "timeline": backends.timeline,
+    }
+
+
+def _names_offered(backends: Backends) -> frozenset[str]:
+    offered = _offered(backends).items()
+    return frozenset(name for name, capability in offered if capability is not None)
 
 
 def _subjects(context: Context) -> list[_Subject]:
@@ -160,6 +189,12 @@ def _remember_what_is_read(subject: _Subject) -> None:
     """Add what the store now holds to what `seen` says was ever read from each path."""
     for fragment in _full_texts(subject.store):
         subject.seen.setdefault(fragment.source.path, {})[fragment.uko_uri] = fragment.text
+
+
+def _variants_held(store: Store) -> int:
+    """How many fragments the variants of the timeline's nodes hold, all depths."""
+    lookup = _read(store).fragments
+    return sum(len(lookup.variants(fragment.uko_uri)) for fragment in _full_texts(store))
 
 
 def _stored_files(store: Store) -> dict[str, StoredFile]:
@@ -297,16 +332,9 @@ class _RecordingWriter:
         self._changes.append(f"remove {path}")
         return self._writer.remove_file(path)
 
-    def replace_file(
-        self,
-        path: str,
-        stored: StoredFile,
-        fragments: Iterable[NewFragment],
-        nodes: Iterable[NodeRecord],
-        edges: Iterable[EdgeRecord],
-    ) -> None:
+    def replace_file(self, path: str, *written: Any) -> None:
         self._changes.append(f"replace {path}")
-        self._writer.replace_file(path, stored, fragments, nodes, edges)
+        self._writer.replace_file(path, *written)
 
     def commit(self) -> None:
         self._writer.commit()
@@ -364,21 +392,11 @@ def only_touched(context: Context, path: str) -> None:
 # -- capabilities and the store's life -----------------------------------------------------
 
 
-def _offered(backends: Backends) -> frozenset[str]:
-    fields = {
-        "store": backends.fragments,
-        "text": backends.text,
-        "graph": backends.graph,
-        "timeline": backends.timeline,
-    }
-    return frozenset(name for name, capability in fields.items() if capability is not None)
-
-
 @then("every store offers no read capability")
 def offers_nothing(context: Context) -> None:
     def check(subject: _Subject) -> None:
         offered = subject.store.backends()
-        assert _offered(offered) == frozenset(), f"it offers {sorted(_offered(offered))}"
+        assert _names_offered(offered) == frozenset(), f"it offers {_names_offered(offered)}"
         assert offered.available() == frozenset(), f"available() is {offered.available()}"
 
     _each(context, "a store with nothing indexed offers no read capability", check)
@@ -390,7 +408,7 @@ def offers_exactly(context: Context, names: str) -> None:
 
     def check(subject: _Subject) -> None:
         offered = subject.store.backends()
-        assert _offered(offered) == expected, f"it offers {sorted(_offered(offered))}"
+        assert _names_offered(offered) == expected, f"it offers {_names_offered(offered)}"
         assert offered.available() == expected, f"available() is {sorted(offered.available())}"
 
     _each(context, "an indexed store offers every read capability", check)
@@ -466,7 +484,7 @@ def counts_what_lookups_hold(context: Context, files: int) -> None:
     def check(subject: _Subject) -> None:
         read = _read(subject.store)
         stats = subject.store.stats()
-        held = sum(len(read.fragments.variants(f.uko_uri)) for f in _full_texts(subject.store))
+        held = _variants_held(subject.store)
         counted = (stats.files, stats.fragments, read.fragments.count())
         assert counted == (files, held, held), (
             f"stats() counts {counted[0]} files and {counted[1]} fragments, count() says"
@@ -534,7 +552,7 @@ def variants_deepest_first(context: Context) -> None:
 def lookup_counts_variants(context: Context) -> None:
     def check(subject: _Subject) -> None:
         read = _read(subject.store)
-        held = sum(len(read.fragments.variants(f.uko_uri)) for f in _full_texts(subject.store))
+        held = _variants_held(subject.store)
         assert read.fragments.count() == held, f"count() is {read.fragments.count()}, not {held}"
 
     _each(context, "the fragment lookup counts every fragment", check)
@@ -875,10 +893,6 @@ def holds_as_written(context: Context, path: str) -> None:
 # -- text search ---------------------------------------------------------------------------
 
 
-def _filters(paths: str = "", kinds: str = "") -> RequestFilters:
-    return RequestFilters(paths=_listed(paths), kinds=_listed(kinds))
-
-
 def _fits(fragment: ContextFragment, filters: RequestFilters) -> bool:
     path, kind = fragment.source.path, fragment.source.kind
     return (
@@ -965,31 +979,8 @@ def search_no_syntax(context: Context) -> None:
     _each(context, "what a user types is never query syntax", check)
 
 
-@then(
-    'searching every store for "{query:Plain}" in paths "{paths:Plain}" of kinds "{kinds:Plain}"'
-    " finds only fragments that fit"
-)
-def search_in_paths_of_kinds(context: Context, query: str, paths: str, kinds: str) -> None:
-    _search_fits(context, query, _filters(paths, kinds))
-
-
-@then(
-    'searching every store for "{query:Plain}" in paths "{paths:Plain}"'
-    " finds only fragments that fit"
-)
-def search_in_paths(context: Context, query: str, paths: str) -> None:
-    _search_fits(context, query, _filters(paths=paths))
-
-
-@then(
-    'searching every store for "{query:Plain}" of kinds "{kinds:Plain}"'
-    " finds only fragments that fit"
-)
-def search_of_kinds(context: Context, query: str, kinds: str) -> None:
-    _search_fits(context, query, _filters(kinds=kinds))
-
-
-def _search_fits(context: Context, query: str, filters: RequestFilters) -> None:
+@then('searching every store for "{query:Plain}" {filters:Filters} finds only fragments that fit')
+def search_fits(context: Context, query: str, filters: RequestFilters) -> None:
     def check(subject: _Subject) -> None:
         hits = _search(subject, query, filters=filters)
         assert hits, f"it finds nothing that fits {filters}"
@@ -1021,7 +1012,11 @@ def search_within_zero(context: Context, query: str) -> None:
     _each(context, "a search keeps to its limit", check)
 
 
-def _best_that_fit(context: Context, query: str, filters: RequestFilters, most: int) -> None:
+@then(
+    'searching every store for "{query:Plain}" {filters:Filters} finds the best hits that fit,'
+    " at every limit up to {most:d}"
+)
+def best_that_fit(context: Context, query: str, filters: RequestFilters, most: int) -> None:
     def check(subject: _Subject) -> None:
         fitting = [hit for hit in _search(subject, query) if _fits(hit.fragment, filters)]
         assert fitting, f"nothing it finds fits {filters}: the step checks nothing"
@@ -1034,24 +1029,6 @@ def _best_that_fit(context: Context, query: str, filters: RequestFilters, most: 
             )
 
     _each(context, "a filter never hides a match that fits it", check)
-
-
-@then(
-    'searching every store for "{query:Plain}" in paths "{paths:Plain}"'
-    " finds the best hits that fit,"
-    " at every limit up to {most:d}"
-)
-def best_in_paths(context: Context, query: str, paths: str, most: int) -> None:
-    _best_that_fit(context, query, _filters(paths=paths), most)
-
-
-@then(
-    'searching every store for "{query:Plain}" of kinds "{kinds:Plain}"'
-    " finds the best hits that fit,"
-    " at every limit up to {most:d}"
-)
-def best_of_kinds(context: Context, query: str, kinds: str, most: int) -> None:
-    _best_that_fit(context, query, _filters(kinds=kinds), most)
 
 
 @then(
@@ -1329,46 +1306,34 @@ def search_hits_on_timeline(context: Context, query: str) -> None:
     _each(context, "the timeline lists every full text", check)
 
 
-def _timeline_between(
-    context: Context, since: str | None, until: str | None, paths: tuple[str, ...]
+@then('every store\'s timeline {bounds:Bounds} lists only "{paths:Plain}"')
+def timeline_between(
+    context: Context, bounds: tuple[datetime | None, datetime | None], paths: str
 ) -> None:
-    lower = _moment(since) if since else None
-    upper = _moment(until) if until else None
+    _timeline_between(context, bounds, _listed(paths))
 
+
+@then("every store's timeline {bounds:Bounds} lists nothing")
+def timeline_between_nothing(
+    context: Context, bounds: tuple[datetime | None, datetime | None]
+) -> None:
+    _timeline_between(context, bounds, ())
+
+
+def _timeline_between(
+    context: Context, bounds: tuple[datetime | None, datetime | None], paths: tuple[str, ...]
+) -> None:
     def check(subject: _Subject) -> None:
-        listed = _read(subject.store).timeline.recent(_ALL, RequestFilters(), lower, upper)
+        listed = _read(subject.store).timeline.recent(_ALL, RequestFilters(), *bounds)
         _timeline_order_holds(listed)
         assert _paths_in_order(listed) == list(paths), f"it lists {_paths_in_order(listed)}"
 
     _each(context, "the timeline keeps to [since, until)", check)
 
 
-@then(
-    'every store\'s timeline since "{since:Plain}" until "{until:Plain}" lists only "{paths:Plain}"'
-)
-def timeline_since_until(context: Context, since: str, until: str, paths: str) -> None:
-    _timeline_between(context, since, until, _listed(paths))
-
-
-@then('every store\'s timeline since "{since:Plain}" lists only "{paths:Plain}"')
-def timeline_since(context: Context, since: str, paths: str) -> None:
-    _timeline_between(context, since, None, _listed(paths))
-
-
-@then('every store\'s timeline until "{until:Plain}" lists only "{paths:Plain}"')
-def timeline_until(context: Context, until: str, paths: str) -> None:
-    _timeline_between(context, None, until, _listed(paths))
-
-
-@then('every store\'s timeline since "{since:Plain}" lists nothing')
-def timeline_since_nothing(context: Context, since: str) -> None:
-    _timeline_between(context, since, None, ())
-
-
-@then('every store\'s timeline in paths "{paths:Plain}" of kinds "{kinds:Plain}" lists:')
-def timeline_filtered(context: Context, paths: str, kinds: str) -> None:
+@then("every store's timeline {filters:Filters} lists:")
+def timeline_filtered(context: Context, filters: RequestFilters) -> None:
     expected = [row["uri"] for row in context.table]
-    filters = _filters(paths, kinds)
 
     def check(subject: _Subject) -> None:
         listed = _full_texts(subject.store, filters)
