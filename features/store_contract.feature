@@ -1,0 +1,347 @@
+Feature: Every store backend keeps the same promises
+  A store backend is a plugin (entry-point group `contextpipe.stores`) that `[store] backend`
+  names: the embedded SQLite store is built in, a PostgreSQL store comes later. Ingest,
+  strategies and the command line reach a store only through its protocols (`Store`,
+  `IndexWriter`, and the read capabilities in `Backends`: fragment lookup, text search, the
+  graph view and the timeline), so every backend has to keep the same promises.
+
+  Every scenario here runs against every installed backend, each on a project of its own,
+  and talks to the store through those protocols only: a new backend passes this suite
+  unchanged (`behave features/store_contract.feature`). A failure names each backend that
+  broke a promise, the promise, and what it did instead.
+
+  Background:
+    Given every installed store backend, each with a project of its own
+    And every project has a file "app/main.py" containing:
+      """
+      from app import util
+
+
+      def run() -> str:
+          return util.slug("Hello World")
+      """
+    And every project has a file "app/util.py" containing:
+      '''
+      """Make kebab-case slugs and titles."""
+
+
+      def slug(text: str) -> str:
+          return text.lower().replace(" ", "-")
+
+
+      def title(text: str) -> str:
+          return text.title()
+      '''
+    And every project has a file "docs/budget.md" containing:
+      """
+      # Token budgets
+
+      contextpipe never exceeds the token budget of a request. Call `run` to see it.
+
+      ## Leftovers
+
+      Tokens a strategy does not use go back to the pool, and the packer fills the budget.
+      """
+    And in every project the files were last modified:
+      | path           | modified                  |
+      | docs/budget.md | 2024-03-03T12:00:00+00:00 |
+      | app/util.py    | 2024-03-02T12:00:00+00:00 |
+      | app/main.py    | 2024-03-01T12:00:00+00:00 |
+
+  # -- capabilities ---------------------------------------------------------------------
+
+  Scenario: Before the first index a store offers nothing and says what to run
+    Then every store offers no read capability
+    And every store counts 0 files and 0 fragments
+    And checking every store fails with StoreError saying "run `contextpipe index"
+
+  Scenario: An indexed store offers every read capability, each keeping its protocol
+    When every project is indexed
+    Then every store offers exactly the capabilities "store, text, graph, timeline"
+    And every capability a store offers keeps its protocol
+    And checking every store passes
+
+  # -- index ----------------------------------------------------------------------------
+
+  Scenario: An indexed project is counted, searchable, and looked up deepest first
+    When every project is indexed
+    Then every store counts 3 files and every fragment the index wrote
+    And searching every store for "pool" finds "uko://doc/docs/budget.md#leftovers" first, matching "pool"
+    And searching every store for "budget slug" finds its hits best first, each with the terms it matched
+    And in every store every node's variants are its depths, deepest first, its full text first
+    And every store's fragment lookup counts every variant of every node
+    And no store has a variant of "uko://code/app/nowhere.py#ghost"
+
+  Scenario: The writer gives every file back as it was stored, skipped ones with their reason
+    Given every project has a binary file "assets/logo.bin"
+    When every project is indexed
+    Then every store's writer gives back these files as they are on disk:
+      | path            | skipped |
+      | app/main.py     |         |
+      | app/util.py     |         |
+      | assets/logo.bin | binary  |
+      | docs/budget.md  |         |
+
+  # -- re-index -------------------------------------------------------------------------
+
+  Scenario: A changed file replaces its fragments, nodes and edges whole
+    Given every project is indexed
+    When every project's "app/util.py" is changed to:
+      '''
+      """Make snake_case slugs and titles."""
+
+
+      def snake(text: str) -> str:
+          return title(text).replace(" ", "_")
+
+
+      def title(text: str) -> str:
+          return text.title()
+      '''
+    And every project is indexed again
+    Then searching every store for "kebab" finds nothing
+    And searching every store for "snake_case" finds "uko://code/app/util.py#module" first, matching "snake_case, snake, case"
+    And no store knows the node "uko://code/app/util.py#slug"
+    And every store's graph has these edges:
+      | from                         | type  | to                           |
+      | uko://code/app/util.py#snake | calls | uko://code/app/util.py#title |
+    And no store's graph has these edges:
+      | from                       | type     | to                          |
+      | uko://code/app/main.py#run | calls    | uko://code/app/util.py#slug |
+      | uko://code/app/util.py     | contains | uko://code/app/util.py#slug |
+    And every store counts 3 files and as many fragments as its lookups hold
+    And every store holds exactly what a fresh index of its project holds
+
+  Scenario: Indexing again with nothing changed writes nothing
+    Given every project is indexed
+    When every project is indexed again, recording what its store is asked to write
+    Then no store was asked to replace, remove or touch a file
+    And every store still offers the graph view it offered before
+
+  Scenario: A file touched without a change is only touched
+    Given every project is indexed
+    When in every project "app/util.py" is touched
+    And every project is indexed again, recording what its store is asked to write
+    Then every store was asked only to touch "app/util.py"
+    And every store's writer gives back these files as they are on disk:
+      | path           | skipped |
+      | app/main.py    |         |
+      | app/util.py    |         |
+      | docs/budget.md |         |
+
+  # -- delete ---------------------------------------------------------------------------
+
+  Scenario: A file that vanished takes everything read from it along
+    Given every project is indexed
+    When "app/util.py" is deleted from every project
+    And every project is indexed again
+    Then nothing read from "app/util.py" is left in any store
+    And every store counts 2 files and as many fragments as its lookups hold
+    And every store holds exactly what a fresh index of its project holds
+
+  Scenario: Forgetting a folder takes everything read from it along
+    Given every project is indexed
+    When every project forgets the folder "app"
+    Then nothing read from "app/main.py" is left in any store
+    And nothing read from "app/util.py" is left in any store
+    And every store counts 1 file and as many fragments as its lookups hold
+    And every store holds exactly what a fresh index of its project without "app" holds
+
+  # -- crash safety ---------------------------------------------------------------------
+
+  Scenario: A write session that fails keeps what it committed and nothing after
+    Given every project is indexed
+    When a write session in every store does this and then fails:
+      | step    | path           | node     | name   | text                                       | mentions |
+      | replace | docs/budget.md | section  | Ledger | The zebra keeps the ledger of every run.   | run      |
+      | commit  |                |          |        |                                            |          |
+      | replace | app/util.py    | function | snake  | The cobra hisses at the moon on every run. | run      |
+    Then the failure reached the caller of every store's write session
+    And every store holds "docs/budget.md" as the session wrote it
+    And every store holds "app/util.py" as it was before the session
+    And searching every store for "zebra" finds "uko://doc/docs/budget.md#ledger" first, matching "zebra"
+    And searching every store for "cobra" finds nothing
+
+  Scenario: A write session that fails before its first commit changes nothing
+    Given every project is indexed
+    When a write session in every store does this and then fails:
+      | step    | path           | node     | name  | text                            | mentions |
+      | remove  | docs/budget.md |          |       |                                 |          |
+      | replace | app/util.py    | function | snake | The cobra hisses at every run.  | run      |
+    Then the failure reached the caller of every store's write session
+    And every store holds exactly what it held before the session
+
+  # -- text search ----------------------------------------------------------------------
+
+  Scenario: What a user types is never query syntax
+    Given every project is indexed
+    Then searching every store for each of these finds what its plain words find:
+      | query                 | plain words         |
+      | budget OR pool        | budget pool         |
+      | budget AND NOT pool   | budget and not pool |
+      | "token budget         | token budget        |
+      | pool"                 | pool                |
+      | title:leftovers       | title leftovers     |
+      | {title text}: budget  | title text budget   |
+      | NEAR(token budget, 2) | near token budget 2 |
+      | ^budget + pool        | budget pool         |
+      | (budget               | budget              |
+      | -pool                 | pool                |
+    And searching every store for "keba*" finds nothing
+    And searching every store for "slu*" finds nothing
+
+  Scenario: A search keeps to its path and kind filters and to its limit
+    Given every project is indexed
+    Then searching every store for "budget text" in paths "docs/*" finds only fragments that fit
+    And searching every store for "budget text" of kinds "function" finds only fragments that fit
+    And searching every store for "budget text" in paths "app/*, docs/*" of kinds "function, section" finds only fragments that fit
+    And searching every store for "budget text" within 1 result finds 1 hit
+    And searching every store for "budget text" within 0 results finds nothing
+
+  Scenario: A filter never hides a match that fits it
+    Given every project has a document "docs/many.md" with 30 sections about budgets
+    And every project has a file "notes/one.md" containing:
+      """
+      # Aside
+
+      A long note that says budget once, among many other words about other things.
+      """
+    And every project has a file "app/pay.py" containing:
+      '''
+      def pay(amount: int) -> int:
+          """Pay an amount; whether it fits the budget is checked elsewhere, with other things."""
+          return amount
+      '''
+    And every project is indexed
+    Then searching every store for "budget" in paths "notes/*" finds the best hits that fit, at every limit up to 3
+    And searching every store for "budget" of kinds "function" finds the best hits that fit, at every limit up to 3
+
+  Scenario: Ties in score come in fragment id order, whatever the limit
+    Given every project has the notes "a, b, c, d, e, f" in "notes", each reading:
+      """
+      # Notes
+
+      The quokka naps all day.
+      """
+    And every project is indexed
+    Then searching every store for "quokka" finds 6 hits of equal score, in fragment id order
+    And searching every store for "quokka" finds the first hits of its whole list, at every limit up to 6
+
+  # -- graph view -----------------------------------------------------------------------
+
+  Scenario: The graph knows each node and its edges by type and direction
+    Given every project is indexed
+    Then every store's graph knows "uko://code/app/util.py#slug" as the function "slug" of "app/util.py", lines 4-5
+    And no store's graph knows a node "uko://code/app/nowhere.py"
+    And in every store's graph, the edges coming in to "uko://code/app/util.py#slug" are:
+      | from                       | type     | to                          |
+      | uko://code/app/main.py#run | calls    | uko://code/app/util.py#slug |
+      | uko://code/app/util.py     | contains | uko://code/app/util.py#slug |
+    And in every store's graph, no edge goes out of "uko://code/app/util.py#slug"
+    And in every store's graph, the "calls" edges at "uko://code/app/main.py#run" are:
+      | from                       | type  | to                          |
+      | uko://code/app/main.py#run | calls | uko://code/app/util.py#slug |
+    And in every store's graph, the "imports, mentions" edges going out of "uko://code/app/main.py" are:
+      | from                   | type    | to                     |
+      | uko://code/app/main.py | imports | uko://code/app/util.py |
+    And in every store's graph, the "mentions" edges at "uko://code/app/main.py#run" are:
+      | from                                   | type     | to                         |
+      | uko://doc/docs/budget.md#token-budgets | mentions | uko://code/app/main.py#run |
+
+  Scenario: A subgraph holds the edges within so many hops of its nodes
+    Given every project is indexed
+    Then in every store's graph, the subgraph within 1 hop of "uko://code/app/util.py#slug" is:
+      | from                       | type     | to                          |
+      | uko://code/app/main.py#run | calls    | uko://code/app/util.py#slug |
+      | uko://code/app/util.py     | contains | uko://code/app/util.py#slug |
+    And in every store's graph, the subgraph within 2 hops of "uko://code/app/util.py#slug" is:
+      | from                                   | type     | to                            |
+      | uko://code/app/main.py                 | contains | uko://code/app/main.py#run    |
+      | uko://code/app/main.py                 | imports  | uko://code/app/util.py        |
+      | uko://code/app/main.py#run             | calls    | uko://code/app/util.py#slug   |
+      | uko://code/app/util.py                 | contains | uko://code/app/util.py#module |
+      | uko://code/app/util.py                 | contains | uko://code/app/util.py#slug   |
+      | uko://code/app/util.py                 | contains | uko://code/app/util.py#title  |
+      | uko://dir/app/                         | contains | uko://code/app/util.py        |
+      | uko://doc/docs/budget.md#token-budgets | mentions | uko://code/app/main.py#run    |
+    And in every store's graph, the subgraph within 2 hops of "uko://code/app/nowhere.py" is empty
+
+  Scenario: PageRank seeded at a node ranks what it links to above the rest
+    Given every project is indexed
+    Then in every store's graph, PageRank seeded at a node ranks:
+      | seed                       | higher                       | lower                              |
+      | uko://code/app/main.py#run | uko://code/app/util.py#slug  | uko://doc/docs/budget.md#leftovers |
+      | uko://code/app/main.py#run | uko://code/app/util.py#slug  | uko://code/app/util.py#title       |
+      | uko://code/app/main.py#run | uko://code/app/util.py#slug  | uko://code/app/main.py             |
+      | uko://code/app/util.py     | uko://code/app/util.py#title | uko://code/app/main.py#run         |
+      | uko://code/app/util.py     | uko://code/app/util.py#title | uko://doc/docs/budget.md           |
+    And in every store's graph, PageRank seeded only at "uko://code/app/nowhere.py" scores nothing
+    And in every store's graph, PageRank seeded at "uko://code/app/main.py#run" and "uko://code/app/nowhere.py" scores as if seeded at the first only
+
+  Scenario: The graph counts the nodes and edges its neighbours and subgraphs show
+    Given every project is indexed
+    Then every store's graph counts what its neighbours and subgraphs show
+
+  Scenario: The graph view is kept until the index changes, and then shows the change
+    Given every project is indexed
+    Then every store offers the same graph view until the index changes
+    When every project's "app/main.py" is changed to:
+      """
+      def shout(text: str) -> str:
+          return text.upper()
+
+
+      def run() -> str:
+          return shout("Hello World")
+      """
+    And every project is indexed again
+    Then every store's graph has these edges:
+      | from                       | type  | to                           |
+      | uko://code/app/main.py#run | calls | uko://code/app/main.py#shout |
+    And no store's graph has these edges:
+      | from                       | type    | to                          |
+      | uko://code/app/main.py     | imports | uko://code/app/util.py      |
+      | uko://code/app/main.py#run | calls   | uko://code/app/util.py#slug |
+
+  # -- timeline -------------------------------------------------------------------------
+
+  Scenario: The timeline lists every full text newest first, ties in fragment id order
+    Given every project is indexed
+    Then every store's timeline lists, newest first:
+      | path           | modified                  |
+      | docs/budget.md | 2024-03-03T12:00:00+00:00 |
+      | app/util.py    | 2024-03-02T12:00:00+00:00 |
+      | app/main.py    | 2024-03-01T12:00:00+00:00 |
+    And every fragment a search in every store finds for "budget slug text" is on its timeline
+
+  Scenario: The timeline keeps to its time bounds, filters and limit
+    Given every project is indexed
+    Then every store's timeline since "2024-03-02T12:00:00+00:00" lists only "docs/budget.md, app/util.py"
+    And every store's timeline until "2024-03-02T12:00:00+00:00" lists only "app/main.py"
+    And every store's timeline since "2024-03-02T14:00:00+02:00" until "2024-03-03T12:00:00+00:00" lists only "app/util.py"
+    And every store's timeline since "2024-03-04T00:00:00+00:00" lists nothing
+    And every store's timeline in paths "app/*" of kinds "function" lists:
+      | uri                          |
+      | uko://code/app/util.py#slug  |
+      | uko://code/app/util.py#title |
+      | uko://code/app/main.py#run   |
+    And every store's timeline lists the first fragments of its whole list, at every limit up to 12
+
+  # -- the store's life -----------------------------------------------------------------
+
+  Scenario: Moving the index aside keeps it and starts the next index empty
+    Given every project is indexed
+    When every store moves its index aside
+    Then every store said where its index went
+    And every store offers no read capability
+    And every store counts 0 files and 0 fragments
+    And checking every store fails with StoreError saying "run `contextpipe index"
+    When every store moves its index aside
+    Then every store said it had nothing to move
+    When every project is indexed
+    Then every store counts 3 files and every fragment the index wrote
+
+  Scenario: Strategies read from worker threads and see what the caller sees
+    Given every project is indexed
+    When every store is closed
+    Then every store answers searches, lookups, timelines and graph questions from 4 threads at once as from this one
