@@ -292,8 +292,7 @@ class StoreRegistry:
         provided = self._loader.provided.get(name)
         if provided is None:
             raise ConfigError(
-                f"store.backend: plugin {name!r} provides {', '.join(info.provides)},"
-                f" not {name!r}",
+                f"store.backend: plugin {name!r} provides {', '.join(info.provides)}, not {name!r}",
                 "store.backend",
             )
         return cast(StoreBackend, provided[0]).open(settings, project_dir)

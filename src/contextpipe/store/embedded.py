@@ -151,7 +151,8 @@ _FRAGMENT_COLUMNS = (
 
 # A heading or definition name that matches says more than a word in the body.
 _TITLE_WEIGHT = 3.0
-_QUALIFIED_COLUMNS = ", ".join(f"fragments.{c.strip()}" for c in _FRAGMENT_COLUMNS.split(","))
+#: Rows ranked past the limit, to see whether score ties run past the cut.
+_TIE_MARGIN = 8
 
 #: An edge target's alternative names, one per line in the `target` column.
 _NAMES_SEPARATOR = "\n"
@@ -382,27 +383,41 @@ class EmbeddedStore:
         return [_fragment(row) for row in rows]
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
-        """BM25-ranked full-text fragments matching any query term, best first."""
+        """BM25-ranked full-text fragments matching any query term, best first, ties by id.
+
+        Only fragments that fit the filters are ranked, so a filter never hides a match.
+        Ranking happens inside the FTS table and only the best rows are joined (joining
+        every match first dominates the query time on large stores); when score ties run
+        past the cut, every tied row is taken, so that ids, not row order, decide.
+        """
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
         where, params = _filter_sql(filters)
-        # Rank inside the FTS table first and join only the best rows: joining every match
-        # before ranking dominates the query time on large stores. Filters may reject some
-        # of the best rows, so a filtered search ranks a wider pool.
-        pool = limit * 20 if where else limit
-        rows = self._query(
-            f"SELECT {_QUALIFIED_COLUMNS}, best.rank FROM ("
-            f"  SELECT rowid, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank FROM fts"
-            "   WHERE fts MATCH ? ORDER BY rank LIMIT ?"
-            ") AS best JOIN fragments ON fragments.rowid = best.rowid"
-            f" WHERE 1 {where} ORDER BY best.rank, fragments.id LIMIT ?",
-            (fts_expression(terms), pool, *params, limit),
+        # Each match is checked against the filters by its row id (the FTS table drives
+        # the join); never the other way round, which runs the MATCH once per fragment.
+        fitting = "CROSS JOIN fragments ON fragments.rowid = fts.rowid" if where else ""
+        ranked = (
+            f"SELECT fts.rowid AS rowid, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank"
+            f" FROM fts {fitting} WHERE fts MATCH ? {where}"
         )
+        match = (fts_expression(terms), *params)
+        best = self._query(f"{ranked} ORDER BY rank LIMIT ?", (*match, limit + _TIE_MARGIN))
+        if len(best) > limit and best[-1][1] == best[limit - 1][1]:
+            tied = self._query(f"SELECT * FROM ({ranked}) WHERE rank = ?", (*match, best[-1][1]))
+            best = list(dict(best + tied).items())
+        ranks = dict(best)
+        rows = self._query(
+            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
+            " WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ranks)),),
+        )
+        rows.sort(key=lambda row: (ranks[row[-1]], row[0]))
         hits: list[TextHit] = []
-        for row in rows:
+        for row in rows[:limit]:
             fragment = _fragment(row[:-1])
-            hits.append(TextHit(fragment, -float(row[-1]), matched_terms(terms, fragment.text)))
+            score = -float(ranks[row[-1]])
+            hits.append(TextHit(fragment, score, matched_terms(terms, fragment.text)))
         return hits
 
     def recent(
