@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from ._threads import OwnLoop, PlainBatch, stop_loops
 from .backends import Backends
+from .errors import validation_problem
 from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
 from .strategy import ContextStrategy
@@ -122,9 +123,10 @@ def _validated(item: object, position: int) -> Candidate:
     try:
         return Candidate.model_validate(item)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "candidate"
-        raise _ContractError(f"malformed candidate #{position}: {where}: {first['msg']}") from None
+        where, problem = validation_problem(exc)
+        raise _ContractError(
+            f"malformed candidate #{position}: {where or 'candidate'}: {problem}"
+        ) from None
 
 
 async def _within(pending: asyncio.Future[object], seconds: float) -> object:
