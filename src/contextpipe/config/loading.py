@@ -1,8 +1,12 @@
-"""Settings: defaults < project `config.toml` < `CONTEXTPIPE_*` environment < CLI flags.
+"""Loading settings: defaults < project `config.toml` < `CONTEXTPIPE_*` environment < CLI
+flags, merged key by key, then validated against the schema.
 
-Every tunable lives in one pydantic model tree; field descriptions double as the comments
-`contextpipe config init` writes, so the documentation of a key cannot drift from its
-validation.
+Rules: the config file is UTF-8 TOML; `CONTEXTPIPE_SECTION__KEY=value` sets
+`section.key` (a TOML value when it parses as one, else a string; `-` in a strategy name
+is written `_`); every mistake is a `ConfigError` of one line naming where the value came
+from (file and line, environment variable, or command line), the dotted key, what is
+allowed and the value given. Where each effective value came from is kept
+(`LoadedSettings.sources`) for `contextpipe config show` and for later errors.
 """
 
 from __future__ import annotations
@@ -13,233 +17,17 @@ import re
 import tomllib
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, cast
 
-import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import ConfigError
-from .tokenizers import TOKENIZER_NAMES
+from ..errors import ConfigError, validation_problem
+from .schema import Settings
 
 CONFIG_FILENAME = "config.toml"
 ENV_PREFIX = "CONTEXTPIPE_"
 #: Comma-separated plugin names to disable, on top of `plugins.deny`.
 DISABLE_PLUGINS_ENV = "CONTEXTPIPE_DISABLE_PLUGINS"
-
-# TOML values are typed: a string where a number belongs is a mistake, not a conversion.
-# TOML also has `inf` and `nan`, which no setting means: every number must be finite.
-_STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
-
-
-class StoreSettings(BaseModel):
-    """Where the index lives."""
-
-    model_config = _STRICT
-
-    path: str = Field(
-        default=".contextpipe",
-        description="Directory of the embedded store, relative to the project directory.",
-    )
-    backend: Literal["embedded"] = Field(
-        default="embedded", description='Storage backend: "embedded" (SQLite FTS5 in one folder).'
-    )
-
-
-class TokenizerSettings(BaseModel):
-    """How tokens are counted."""
-
-    model_config = _STRICT
-
-    name: str = Field(
-        default="o200k_base",
-        description=(
-            'Tokenizer for budgets: "o200k_base", "cl100k_base" (exact, offline), or "approx" '
-            "(fast over-estimate)."
-        ),
-    )
-
-    @field_validator("name")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        if value not in TOKENIZER_NAMES:
-            raise ValueError(f"must be one of {', '.join(TOKENIZER_NAMES)}")
-        return value
-
-
-class BudgetSettings(BaseModel):
-    """Token budget defaults."""
-
-    model_config = _STRICT
-
-    default: int = Field(default=4000, gt=0, description="Budget when a request names none.")
-
-
-class ExecutorSettings(BaseModel):
-    """Deadlines for running strategies."""
-
-    model_config = _STRICT
-
-    deadline_ms: int = Field(
-        default=5000, gt=0, description="Global deadline for all strategies of one request."
-    )
-    strategy_deadline_ms: int = Field(
-        default=3000, gt=0, description="Default deadline for each strategy."
-    )
-
-
-class FusionSettings(BaseModel):
-    """Reciprocal-rank fusion of the strategies' lists."""
-
-    model_config = _STRICT
-
-    rrf_k: int = Field(
-        default=60, gt=0, description="RRF constant k: score = sum(weight / (k + rank))."
-    )
-
-
-class PackingSettings(BaseModel):
-    """Choosing what fits in the budget."""
-
-    model_config = _STRICT
-
-    mmr_lambda: float = Field(
-        default=0.75,
-        ge=0.0,
-        le=1.0,
-        description="MMR trade-off: 1 = relevance only, 0 = diversity only.",
-    )
-    duplicate_threshold: float = Field(
-        default=0.85,
-        gt=0.0,
-        le=1.0,
-        description="Word-set Jaccard similarity from which a candidate is a near-duplicate.",
-    )
-    min_score: float = Field(
-        default=0.0,
-        ge=0.0,
-        description="Fused scores below this are dropped as below threshold.",
-    )
-    depth_value_skeleton: float = Field(
-        default=0.6,
-        ge=0.0,
-        le=1.0,
-        description="Value of a depth-4 skeleton relative to full text.",
-    )
-    depth_value_listing: float = Field(
-        default=0.25,
-        ge=0.0,
-        le=1.0,
-        description="Value of a depth-0 listing relative to full text.",
-    )
-
-
-class IngestSettings(BaseModel):
-    """What `contextpipe index` reads and how it splits it."""
-
-    model_config = _STRICT
-
-    max_file_bytes: int = Field(
-        default=1_000_000, gt=0, description="Files larger than this are skipped with a warning."
-    )
-    max_chunk_lines: int = Field(
-        default=120, ge=5, description="Paragraphs and blocks are split at this many lines."
-    )
-    exclude: list[str] = Field(
-        default_factory=list[str],
-        description="Extra gitignore-style patterns to skip, on top of .gitignore files.",
-    )
-    skip_virtualenvs: bool = Field(
-        default=True,
-        description="Do not walk Python virtual environments (folders holding pyvenv.cfg).",
-    )
-    skip_vcs: bool = Field(
-        default=True,
-        description="Do not walk version-control folders (.git, .hg, .svn, .bzr, .jj).",
-    )
-    commit_seconds: float = Field(
-        default=2.0,
-        ge=0.0,
-        allow_inf_nan=False,
-        description=(
-            "A long index run commits whole files at least this often, so that an"
-            " interrupted run keeps its work; 0 commits after every file."
-        ),
-    )
-
-
-class PluginSettings(BaseModel):
-    """Which plugins (entry-point names) load."""
-
-    model_config = _STRICT
-
-    allow: list[str] = Field(
-        default_factory=list[str], description="If not empty, only these plugins load."
-    )
-    deny: list[str] = Field(
-        default_factory=list[str],
-        description="These plugins never load (CONTEXTPIPE_DISABLE_PLUGINS adds more).",
-    )
-
-
-class StrategySettings(BaseModel):
-    """Settings common to every strategy, plus the strategy's own `options`."""
-
-    model_config = _STRICT
-
-    enabled: bool = Field(default=True, description="Run this strategy at all.")
-    weight: float = Field(
-        default=1.0, ge=0.0, description="Allocation and fusion weight (times quality)."
-    )
-    floor_tokens: int = Field(
-        default=0, ge=0, description="Tokens guaranteed to this strategy when it runs."
-    )
-    cap_fraction: float = Field(
-        default=1.0, gt=0.0, le=1.0, description="Largest share of the budget it may receive."
-    )
-    deadline_ms: int | None = Field(
-        default=None, gt=0, description="Overrides executor.strategy_deadline_ms."
-    )
-    options: dict[str, Any] = Field(
-        default_factory=dict[str, Any],
-        description="Strategy-specific settings; see `contextpipe explain STRATEGY`.",
-    )
-
-
-class Settings(BaseModel):
-    """Every tunable of contextpipe."""
-
-    model_config = _STRICT
-
-    store: StoreSettings = Field(default_factory=StoreSettings)
-    tokenizer: TokenizerSettings = Field(default_factory=TokenizerSettings)
-    budget: BudgetSettings = Field(default_factory=BudgetSettings)
-    executor: ExecutorSettings = Field(default_factory=ExecutorSettings)
-    fusion: FusionSettings = Field(default_factory=FusionSettings)
-    packing: PackingSettings = Field(default_factory=PackingSettings)
-    ingest: IngestSettings = Field(default_factory=IngestSettings)
-    plugins: PluginSettings = Field(default_factory=PluginSettings)
-    strategies: dict[str, StrategySettings] = Field(default_factory=dict[str, StrategySettings])
-
-    def strategy(self, name: str) -> StrategySettings:
-        """Settings for strategy `name`, defaults when config does not mention it."""
-        return self.strategies.get(name) or StrategySettings()
-
-
-_Options = TypeVar("_Options", bound=BaseModel)
-
-
-def strategy_options(settings: Settings, name: str, model: type[_Options]) -> _Options:
-    """Strategy `name`'s `[strategies.NAME.options]`, validated by the strategy's own
-    pydantic `model`. A mistake raises `ConfigError` naming the dotted key, which
-    contextpipe reports with the file and line it came from.
-    """
-    try:
-        return model.model_validate(settings.strategy(name).options)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        key = f"strategies.{name}.options." + ".".join(str(part) for part in error["loc"])
-        problem = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ConfigError(f"{key}: {problem}", key) from None
 
 
 class LoadedSettings(BaseModel):
@@ -399,24 +187,14 @@ def _read_config(path: Path) -> str:
         ) from None
 
 
-def _describe_error(error: Mapping[str, Any]) -> str:
-    kind = str(error["type"])
-    if kind == "extra_forbidden":
-        return "unknown key"
-    message = str(error["msg"]).removeprefix("Value error, ")
-    return f"{message} (got {error.get('input')!r})"
-
-
 def _validate(
     merged: dict[str, Any], sources: Mapping[str, str], files: Mapping[str, str]
 ) -> Settings:
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        dotted = ".".join(str(part) for part in error["loc"])
-        where = _where(dotted, sources, files)
-        raise ConfigError(f"{where}: {dotted}: {_describe_error(error)}") from None
+        dotted, problem = validation_problem(exc)
+        raise ConfigError(f"{_where(dotted, sources, files)}: {dotted}: {problem}") from None
 
 
 def _where(dotted: str, sources: Mapping[str, str], files: Mapping[str, str]) -> str:
@@ -510,51 +288,3 @@ def effective_items(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:
         )
         for dotted, value in _flatten(data)
     ]
-
-
-def _comment(text: str) -> str:
-    return "\n".join(f"# {line}" for line in text.splitlines())
-
-
-def _write_table(lines: list[str], header: str, model: BaseModel) -> None:
-    """A TOML table of the model's fields, each preceded by its description."""
-    lines.append(f"[{header}]")
-    for name, field in type(model).model_fields.items():
-        value = getattr(model, name)
-        description = field.description or ""
-        if isinstance(value, dict):
-            continue  # sub-tables (strategy options) are written by their owner
-        if value is None:
-            lines.append(_comment(f"{description} Unset by default."))
-            lines.append(f"# {name} =")
-        else:
-            lines.append(_comment(description))
-            lines.append(tomli_w.dumps({name: value}).strip())
-    lines.append("")
-
-
-def default_config_toml(strategy_options: Mapping[str, BaseModel | None] | None = None) -> str:
-    """The commented default `config.toml` that `contextpipe config init` writes.
-
-    `strategy_options` maps each strategy name to its options model (defaults and field
-    descriptions), so plugins' own settings are written and commented like the core's.
-    """
-    settings = Settings()
-    lines = [
-        "# contextpipe configuration. Every key is shown with its default.",
-        "# Precedence: command-line flags > CONTEXTPIPE_SECTION__KEY environment > this file.",
-        "",
-    ]
-    for name in Settings.model_fields:
-        value = getattr(settings, name)
-        if isinstance(value, BaseModel):
-            lines.append(_comment(str(type(value).__doc__).strip()))
-            _write_table(lines, name, value)
-    for strategy_name, options in sorted((strategy_options or {}).items()):
-        lines.append(_comment(f"Strategy {strategy_name}: {StrategySettings.__doc__}"))
-        _write_table(lines, f"strategies.{strategy_name}", StrategySettings())
-        if options is not None:
-            _write_table(lines, f"strategies.{strategy_name}.options", options)
-    text = "\n".join(lines).rstrip() + "\n"
-    tomllib.loads(text)  # what we write must read back
-    return text
