@@ -5,12 +5,12 @@ No plugin code runs on the request's event loop, which only waits and so can giv
 anything at its deadline. Plain methods (`can_handle`, a plain `retrieve`) run on daemon
 worker threads; an `async` `retrieve` runs on an event loop of its own strategy, on a
 daemon thread of its own, so a strategy that blocks its loop (`time.sleep` in async code)
-holds up only itself (how, is `_threads`' business). That its answer is a list of
-candidates is also checked there, within its deadline; what each candidate may be, and
-how much of the list is packed first, is `acceptance`'s business. Whatever a strategy does
-(raise, hang, block, ignore its cancellation, return the wrong types) becomes a
-`StrategyReport`; it never fails the request, which answers within its deadline plus the
-time acceptance, fusion and packing take.
+holds up only itself (`_threads` keeps those threads and loops). That its answer is a
+list of candidates is also checked there, within its deadline; what each candidate may
+be, and how much of the list is packed first, is `acceptance`'s business. Whatever a
+strategy does (raise, hang, block, ignore its cancellation, return the wrong types)
+becomes a `StrategyReport`; it never fails the request, which answers within its deadline
+plus the time acceptance, fusion and packing take.
 """
 
 from __future__ import annotations
