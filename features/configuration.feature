@@ -247,6 +247,15 @@ Feature: Configuration
     When the pipeline is opened
     Then loading fails with the one-line error "config.toml:5: strategies.simple-keyword.options.max_result: unknown key"
 
+  Scenario: A strategy option out of range stops with file, line, key and the value given
+    Given the project config file:
+      """
+      [strategies.simple-keyword.options]
+      max_results = 0
+      """
+    When the pipeline is opened
+    Then loading fails with the one-line error "config.toml:2: strategies.simple-keyword.options.max_results: Input should be greater than or equal to 1 (got 0)"
+
   Scenario: Every setting in the default config.toml is explained by a comment
     When I generate the default config.toml
     Then every setting in it has a comment just above it

@@ -135,12 +135,12 @@ Feature: Running strategies under deadlines, each in isolation
     And the context holds the fragment "split"
 
     Examples:
-      | output                                      | reason                                          |
-      | a list of strings                           | malformed candidate #1                          |
-      | a list of dictionaries missing the fragment | malformed candidate #1: fragment                |
-      | a dictionary                                | returned dict, expected a list of Candidate     |
-      | a string                                    | returned str, expected a list of Candidate      |
-      | None                                        | returned NoneType, expected a list of Candidate |
+      | output                                      | reason                                                                                                       |
+      | a list of strings                           | malformed candidate #1: candidate: Input should be a valid dictionary or instance of Candidate (got 'budget.md') |
+      | a list of dictionaries missing the fragment | malformed candidate #1: fragment: Field required                                                             |
+      | a dictionary                                | returned dict, expected a list of Candidate                                                                  |
+      | a string                                    | returned str, expected a list of Candidate                                                                   |
+      | None                                        | returned NoneType, expected a list of Candidate                                                              |
 
   Scenario: What a strategy proposes beyond its allocation only fills the room left over
     Given a strategy "greedy" that proposes 6 fragments of about 100 tokens each
@@ -203,4 +203,4 @@ Feature: Running strategies under deadlines, each in isolation
 
   Scenario: A request with a blank query is refused
     When I ask for "   " within 500 tokens
-    Then the assembly fails with ContextpipeError saying "request query: Value error, query must contain some text"
+    Then the assembly fails with ContextpipeError saying "request query: query must contain some text (got '   ')"

@@ -1,5 +1,5 @@
-"""Bounded memo tables for values that are pure functions of their keys (token counts, word
-bitsets), shared by the threads of a long-running process.
+"""Bounded memo tables for values that are pure functions of their keys (token counts,
+text hashes, word bitsets), shared by the threads of a long-running process.
 """
 
 from __future__ import annotations

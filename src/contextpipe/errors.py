@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import reprlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class ContextpipeError(Exception):
     """Base class for every error contextpipe raises on purpose."""
@@ -28,3 +34,21 @@ class StoreError(ContextpipeError):
 
 class TokenizerError(ContextpipeError):
     """An unknown tokenizer name, or its vocabulary files are missing or corrupt."""
+
+
+def validation_problem(exc: ValidationError) -> tuple[str, str]:
+    """The first error pydantic found, as its dotted location ('' for the value as a whole)
+    and one line saying what is wrong: "unknown key" for a key the model does not have,
+    else pydantic's message with the value given, quoted and cut short (none for a missing
+    one). Every caller puts its own context before them (file and line, request, candidate).
+    """
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return where, "unknown key"
+    message = error["msg"].removeprefix("Value error, ")
+    if kind == "missing":
+        return where, message
+    # reprlib keeps a long value to one readable line (and survives a failing __repr__).
+    return where, f"{message} (got {reprlib.repr(error['input'])})"

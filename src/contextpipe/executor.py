@@ -3,34 +3,34 @@ concurrently, each isolated and under its deadline.
 
 No plugin code runs on the request's event loop, which only waits and so can give up on
 anything at its deadline. Plain methods (`can_handle`, a plain `retrieve`) run on daemon
-worker threads (see `_PlainBatch`); an `async` `retrieve` runs on an event loop of its own
-strategy, on a daemon thread of its own (see `_OwnLoop`), so a strategy that blocks its
-loop (`time.sleep` in async code) holds up only itself. That its answer is a list of
-candidates is also checked there, within its deadline; what each candidate may be, and
-how much of the list is packed first, is `acceptance`'s business. Whatever a strategy does
-(raise, hang, block, ignore its cancellation, return the wrong types) becomes a
-`StrategyReport`; it never fails the request, which answers within its deadline plus the
-time acceptance, fusion and packing take.
+worker threads; an `async` `retrieve` runs on an event loop of its own strategy, on a
+daemon thread of its own, so a strategy that blocks its loop (`time.sleep` in async code)
+holds up only itself (`_threads` keeps those threads and loops). That its answer is a
+list of candidates is also checked there, within its deadline; what each candidate may
+be, and how much of the list is packed first, is `acceptance`'s business. Whatever a
+strategy does (raise, hang, block, ignore its cancellation, return the wrong types)
+becomes a `StrategyReport`; it never fails the request, which answers within its deadline
+plus the time acceptance, fusion and packing take.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import inspect
 import math
-import queue
 import reprlib
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import ValidationError
 
+from ._threads import OwnLoop, PlainBatch, stop_loops
+from .errors import validation_problem
 from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
 from .storage import Backends
@@ -107,142 +107,6 @@ def _described(exc: BaseException) -> str:
         return f"{type(exc).__name__} (its message could not be read)"
 
 
-#: A strategy call to run on a worker; it returns what wakes the caller with its outcome.
-_Job = Callable[[], Callable[[], None]]
-
-
-class _DaemonWorkers:
-    """Daemon threads that run plain strategies, reused across requests (starting a thread
-    costs more than an instant strategy). A worker stuck in a hung strategy is simply never
-    idle again; a new one starts whenever none is idle, and idle ones leave after a while.
-    """
-
-    def __init__(self, idle_seconds: float = 60.0) -> None:
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0  # workers waiting for a job that no submit has claimed yet
-        self._idle_seconds = idle_seconds
-
-    def submit(self, job: _Job) -> None:
-        """Run `job` on an idle worker, or on a new one; then call what it returns."""
-        with self._lock:
-            if self._idle:
-                self._idle -= 1
-            else:
-                worker = threading.Thread(target=self._work, name="contextpipe-strategy")
-                worker.daemon = True
-                worker.start()
-        self._jobs.put(job)
-
-    def _work(self) -> None:
-        while True:
-            try:
-                job = self._jobs.get(timeout=self._idle_seconds)
-            except queue.Empty:
-                with self._lock:
-                    if self._idle:  # unclaimed: nobody is about to hand this worker a job
-                        self._idle -= 1
-                        return
-                continue
-            notify = job()
-            with self._lock:
-                self._idle += 1
-            # Waking the waiting loop comes last: its thread then runs without having to
-            # hand the GIL back to this one for the bookkeeping above.
-            notify()
-
-
-_WORKERS = _DaemonWorkers()
-
-
-#: A plain strategy's outcome on its worker: its index, and its error or its return value.
-_Result = tuple[int, BaseException | None, object]
-
-#: How long one worker runs a request's plain strategies one after another before those it
-#: has not started go to workers of their own.
-_SPREAD_AFTER_S = 0.002
-
-
-class _PlainBatch:
-    """A request's calls of plain strategy methods (`can_handle`, a plain `retrieve` and the
-    check of its answer) on daemon workers, with one future each.
-
-    Waking a thread costs more than an instant strategy, and on a busy machine a woken
-    thread may resume on a cold CPU. So one worker runs the calls one after another and
-    wakes the loop once, with every result. If it has not finished after `_SPREAD_AFTER_S`,
-    the loop delivers the results it has and hands the calls it has not started to workers
-    of their own: a slow or hung strategy holds up no other. `started` says when each call
-    began on its worker (`time.perf_counter()`), None before.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, calls: Sequence[Callable[[], object]]):
-        self._loop = loop
-        self._calls = list(calls)
-        self.futures: list[asyncio.Future[object]] = [loop.create_future() for _ in calls]
-        self.started: list[float | None] = [None] * len(self._calls)
-        self._lock = threading.Lock()
-        self._next = 0  # the first call no worker has taken
-        self._finished: list[_Result] = []  # results not yet handed to the loop
-        self._timer: asyncio.TimerHandle | None = None
-        if len(self._calls) == 1:
-            _WORKERS.submit(functools.partial(self._alone, 0))
-        elif self._calls:
-            _WORKERS.submit(self._in_turn)
-            self._timer = loop.call_later(_SPREAD_AFTER_S, self._spread)
-
-    def _run(self, index: int) -> _Result:
-        self.started[index] = time.perf_counter()
-        try:
-            return index, None, self._calls[index]()
-        except BaseException as exc:  # delivered to the awaiting side, which reports it
-            return index, exc, None
-
-    def _alone(self, index: int) -> Callable[[], None]:
-        result = self._run(index)
-        return lambda: self._post([result])
-
-    def _in_turn(self) -> Callable[[], None]:
-        while True:
-            with self._lock:
-                if self._next == len(self._calls):
-                    finished, self._finished = self._finished, []
-                    return lambda: self._post(finished)
-                index = self._next
-                self._next += 1
-            result = self._run(index)
-            with self._lock:
-                self._finished.append(result)
-
-    def _spread(self) -> None:
-        """On the loop: deliver what is finished, give each waiting call its own worker."""
-        with self._lock:
-            waiting = range(self._next, len(self._calls))
-            self._next = len(self._calls)
-            finished, self._finished = self._finished, []
-        self._deliver(finished)
-        for index in waiting:
-            _WORKERS.submit(functools.partial(self._alone, index))
-
-    def _post(self, results: list[_Result]) -> None:
-        if not results:  # the loop took them all when it spread the calls out
-            return
-        # RuntimeError: the loop is gone, the request finished without waiting for us.
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._deliver, results)
-
-    def _deliver(self, results: list[_Result]) -> None:
-        for index, error, value in results:
-            future = self.futures[index]
-            if future.done():  # given up on at its deadline
-                continue
-            if error is None:
-                future.set_result(value)
-            else:
-                future.set_exception(error)
-        if self._timer is not None and all(future.done() for future in self.futures):
-            self._timer.cancel()
-
-
 def _candidates(raw: object) -> list[Candidate]:
     """A strategy's output as candidates; anything else breaks the contract."""
     if not isinstance(raw, list | tuple):
@@ -259,9 +123,10 @@ def _validated(item: object, position: int) -> Candidate:
     try:
         return Candidate.model_validate(item)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "candidate"
-        raise _ContractError(f"malformed candidate #{position}: {where}: {first['msg']}") from None
+        where, problem = validation_problem(exc)
+        raise _ContractError(
+            f"malformed candidate #{position}: {where or 'candidate'}: {problem}"
+        ) from None
 
 
 async def _within(pending: asyncio.Future[object], seconds: float) -> object:
@@ -284,59 +149,6 @@ def _discard_outcome(future: asyncio.Future[object]) -> None:
 
 #: A strategy's answer, checked to be a list of candidates.
 _Accepted = list[Candidate]
-
-
-class _OwnLoop:
-    """An event loop on a daemon thread of its own, for one async strategy, kept as long as
-    its executor. A strategy that blocks it (a blocking call in async code) holds up only
-    itself, and what it binds to its loop (a client session, say) stays usable from one
-    request to the next.
-    """
-
-    def __init__(self, strategy: ContextStrategy) -> None:
-        self.strategy = strategy  # holds on to its id(), the key of this loop
-        self.loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=self._serve, name=f"contextpipe-async-{strategy.name}")
-        thread.daemon = True
-        thread.start()
-
-    def _serve(self) -> None:
-        loop = self.loop
-        asyncio.set_event_loop(loop)
-        loop.run_forever()
-        # Stopped: its executor closed. Cancel what is left and let it finish (a strategy
-        # that ignores its cancellation keeps this daemon thread until it is done).
-        left = asyncio.all_tasks(loop)
-        for task in left:
-            task.cancel()
-        if left:
-            loop.run_until_complete(asyncio.wait(left))
-        loop.close()
-
-    def start(self, call: Callable[[], Awaitable[_Accepted]]) -> asyncio.Future[_Accepted]:
-        """Run `call()` on this loop; its outcome arrives on the caller's loop."""
-
-        async def awaited() -> _Accepted:
-            return await call()  # the coroutine is created, too, on this loop
-
-        started = asyncio.run_coroutine_threadsafe(awaited(), self.loop)
-        return asyncio.wrap_future(started)
-
-    def blocked(self) -> bool:
-        """Whether one of its tasks is running right now. At a deadline: the strategy is
-        holding its loop instead of waiting on it.
-        """
-        return asyncio.current_task(self.loop) is not None
-
-    def stop(self) -> None:
-        with contextlib.suppress(RuntimeError):  # already closed
-            self.loop.call_soon_threadsafe(self.loop.stop)
-
-
-def _stop_loops(own_loops: dict[int, _OwnLoop]) -> None:
-    for own in own_loops.values():
-        own.stop()
-    own_loops.clear()
 
 
 class _Call:
@@ -418,21 +230,21 @@ class StrategyExecutor:
     """
 
     def __init__(self) -> None:
-        self._own_loops: dict[int, _OwnLoop] = {}  # by id() of the async strategy
+        self._own_loops: dict[int, OwnLoop] = {}  # by id() of the async strategy
         self._lock = threading.Lock()
-        self._close = weakref.finalize(self, _stop_loops, self._own_loops)
+        self._close = weakref.finalize(self, stop_loops, self._own_loops)
 
     def close(self) -> None:
         """Stop the event loops of async strategies (done, too, when it is collected)."""
         self._close()
 
-    def _own_loop(self, strategy: ContextStrategy) -> _OwnLoop:
+    def _own_loop(self, strategy: ContextStrategy) -> OwnLoop:
         own = self._own_loops.get(id(strategy))
         if own is None:
             with self._lock:
                 own = self._own_loops.get(id(strategy))
                 if own is None:
-                    own = self._own_loops[id(strategy)] = _OwnLoop(strategy)
+                    own = self._own_loops[id(strategy)] = OwnLoop(strategy)
         return own
 
     async def confidences(
@@ -451,7 +263,7 @@ class StrategyExecutor:
             return []
         window = _can_handle_window_ms(global_deadline_ms) / 1000
         calls = [functools.partial(_confidence, s, request, backends) for s in strategies]
-        batch = _PlainBatch(asyncio.get_running_loop(), calls)
+        batch = PlainBatch(asyncio.get_running_loop(), calls)
         # However long calls wait for a worker, half the deadline is left for `retrieve`.
         give_up = time.perf_counter() + global_deadline_ms / 2000
         while waiting := [i for i, future in enumerate(batch.futures) if not future.done()]:
@@ -477,7 +289,7 @@ class StrategyExecutor:
     ) -> list[RunOutcome]:
         """One outcome per plan, in plan order."""
         calls = [_Call(plan, request, backends) for plan in plans]
-        batch = _PlainBatch(asyncio.get_running_loop(), [c.plain for c in calls if not c.is_async])
+        batch = PlainBatch(asyncio.get_running_loop(), [c.plain for c in calls if not c.is_async])
         arriving = iter(batch.futures)
         runs = [
             self._run_one(

@@ -7,20 +7,14 @@ strategy (or the store's cache) also holds.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal, overload
+from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    GetCoreSchemaHandler,
-    TypeAdapter,
-    field_validator,
-)
-from pydantic_core import core_schema
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from ._dropped import DroppedList
 
 #: Detail depths a node can be rendered at: listing, skeleton, full text.
 DetailDepth = Literal[0, 4, 9]
@@ -196,83 +190,8 @@ class DroppedFragment(BaseModel):
     reason: str
 
 
-_DROPPED_ENTRIES = TypeAdapter(tuple[DroppedFragment, ...])
-
 #: A dropped candidate as the pipeline records it: fragment id, node URI, reason.
 DroppedRow = tuple[str, str, str]
-
-
-class DroppedList(Sequence[DroppedFragment]):
-    """`AssembledContext.dropped`: reads as a tuple of `DroppedFragment`, compares equal to
-    one, and serialises as a list of them. Hundreds of candidates can be left out of one
-    assembly, so each entry is built only when the list is first read (`len` reads none).
-    """
-
-    __slots__ = ("_entries", "_rows")
-
-    def __init__(self, rows: Iterable[DroppedRow] = ()) -> None:
-        self._rows: tuple[DroppedRow, ...] = tuple(rows)
-        self._entries: tuple[DroppedFragment, ...] | None = None
-
-    @classmethod
-    def of(cls, entries: Iterable[DroppedFragment]) -> DroppedList:
-        """A list of these entries."""
-        return cls((entry.id, entry.uko_uri, entry.reason) for entry in entries)
-
-    def entries(self) -> tuple[DroppedFragment, ...]:
-        """Every entry, built (once) in one validation call."""
-        if self._entries is None:
-            self._entries = _DROPPED_ENTRIES.validate_python(
-                [{"id": id_, "uko_uri": uri, "reason": why} for id_, uri, why in self._rows]
-            )
-        return self._entries
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, index: int) -> DroppedFragment: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[DroppedFragment, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> DroppedFragment | tuple[DroppedFragment, ...]:
-        return self.entries()[index]
-
-    def __iter__(self) -> Iterator[DroppedFragment]:
-        return iter(self.entries())
-
-    def __add__(self, other: DroppedList) -> DroppedList:
-        return DroppedList(self._rows + other._rows)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, DroppedList):
-            return self._rows == other._rows
-        if isinstance(other, tuple):
-            return self.entries() == other
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._rows)
-
-    def __repr__(self) -> str:
-        return f"DroppedList({list(self.entries())!r})"
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        entries = handler.generate_schema(tuple[DroppedFragment, ...])
-        from_entries = core_schema.no_info_after_validator_function(cls.of, entries)
-        return core_schema.json_or_python_schema(
-            json_schema=from_entries,
-            python_schema=core_schema.union_schema(
-                [core_schema.is_instance_schema(cls), from_entries]
-            ),
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                cls.entries, return_schema=entries
-            ),
-        )
 
 
 class AssembledContext(BaseModel):
@@ -289,7 +208,7 @@ class AssembledContext(BaseModel):
     messages: tuple[ChatMessage, ...] = ()
     fragments: tuple[ResultFragment, ...]
     strategies: tuple[StrategyReport, ...]
-    dropped: DroppedList
+    dropped: DroppedList  # a tuple of DroppedFragment to every reader, built on first read
     elapsed_ms: float
     timings_ms: Annotated[dict[str, float], Field(default_factory=dict[str, float])]
 

@@ -19,44 +19,29 @@ reaches the top of the heap. Rules, in order:
 Token accounting uses the exact count of each rendered block followed by its separator.
 The whole output is then counted exactly, and items are removed from the end of the
 selection until it fits, so the output never exceeds the budget even when tokens merge
-across separators. That count is the sum of its parts' counts (cached across requests)
-when the tokenizer allows it: a BPE tokenizer never merges across a line start that
-begins a new pre-tokenisation piece (see `Tokenizer.additive_at_line_starts`), and every
-block starts a line. Otherwise the whole output is counted.
+across separators. That count is the sum of its parts' counts when the tokenizer allows
+it: a BPE tokenizer never merges across a line start that begins a new pre-tokenisation
+piece (see `Tokenizer.additive_at_line_starts`), and every block starts a line. Otherwise
+the whole output is counted. Counts and word sets are kept across requests
+(`_packing_cache`).
 """
 
 from __future__ import annotations
 
 import heapq
-import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ._memo import BoundedMemo
+from ._dropped import DroppedList
+from ._packing_cache import PackingCache, Unit
 from .backends import VariantLookup, stored_shallower
 from .config import PackingSettings
 from .errors import BudgetError
 from .fusion import FusedItem
-from .models import (
-    ContextFragment,
-    ContextRequest,
-    DroppedList,
-    SourceRef,
-)
+from .models import ContextFragment, ContextRequest, SourceRef
 from .rendering import Rendered, Renderer
 from .tokenizers import Tokenizer
-
-_WORDS = re.compile(r"\w+")
-# Sizes of `PackingCache`, chosen to stay within ~30 MB in a long-running process: a
-# request touches tens of fragments, so these cover hundreds of recent requests.
-#: Fragments whose word bitsets are kept (each an int up to `_VOCABULARY_CAP` bits wide).
-_BITSETS_CAPACITY = 10_000
-#: Blocks whose token counts are kept (the keys hold the blocks' text).
-_UNITS_CAPACITY = 10_000
-#: Words in one bitset vocabulary before a fresh one starts.
-_VOCABULARY_CAP = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -79,22 +64,13 @@ class PackingPolicy:
         )
 
 
-class _Unit(NamedTuple):
-    """A fragment's block followed by the renderer's separator."""
-
-    tokens: int
-    #: The block starts with a character that begins a new pre-tokenisation piece after a
-    #: line break (not whitespace, not `/`): see `Tokenizer.additive_at_line_starts`.
-    splits_before: bool
-
-
 class Selected(NamedTuple):
     """An item in the packed context, at the depth chosen for it."""
 
     item: FusedItem
     fragment: ContextFragment
     block: str  # the fragment as rendered
-    unit: _Unit  # the block's cost, with one separator
+    unit: Unit  # the block's cost, with one separator
 
     @property
     def tokens(self) -> int:
@@ -114,50 +90,6 @@ class Packed:
 
 def _deepest_fitting(options: Sequence[Selected], remaining: int) -> Selected | None:
     return next((option for option in options if option.tokens <= remaining), None)
-
-
-class WordBits:
-    """Word sets as integer bitsets over one growing vocabulary, so a Jaccard index is
-    two `&`/`bit_count` operations. Bitsets are only comparable within one vocabulary.
-    """
-
-    def __init__(self) -> None:
-        self.vocabulary: dict[str, int] = {}
-        self._bits = BoundedMemo[str, tuple[int, int]](_BITSETS_CAPACITY)
-        self._lock = threading.Lock()  # one bit per word, even with threads adding words
-
-    def of(self, fragment: ContextFragment) -> tuple[int, int]:
-        """The fragment's word bitset and its number of words."""
-        return self._bits.get(fragment.content_hash, lambda: self._compute(fragment.text))
-
-    def _compute(self, text: str) -> tuple[int, int]:
-        vocabulary = self.vocabulary
-        bits = 0
-        with self._lock:
-            for word in frozenset(_WORDS.findall(text.lower())):
-                bits |= 1 << vocabulary.setdefault(word, len(vocabulary))
-        return bits, bits.bit_count()
-
-
-class PackingCache:
-    """What packing learns about fragments and renderers, kept across assemblies (the same
-    fragments come back request after request): token counts of rendered blocks and of
-    small texts, and word bitsets. Every entry is a pure function of its key, so the cache
-    never changes an output.
-    """
-
-    def __init__(self) -> None:
-        self.units = BoundedMemo[tuple[str, str, str], _Unit](_UNITS_CAPACITY)
-        self.text_tokens = BoundedMemo[tuple[str, str], int](1024)
-        self._word_bits = WordBits()
-
-    def word_bits(self) -> WordBits:
-        """The current vocabulary; a fresh one once it has grown past its cap, so that
-        bitsets stay small. A packing run keeps the one it started with.
-        """
-        if len(self._word_bits.vocabulary) > _VOCABULARY_CAP:
-            self._word_bits = WordBits()
-        return self._word_bits
 
 
 class _Taken:
@@ -225,12 +157,12 @@ class Packer:
             (self._tokenizer.name, text), lambda: self._tokenizer.count(text)
         )
 
-    def _unit(self, block: str) -> _Unit:
+    def _unit(self, block: str) -> Unit:
         # Keyed by the block itself: whatever a renderer puts in it, the count is right.
         separator = self._renderer.separator
         return self._cache.units.get(
             (self._tokenizer.name, separator, block),
-            lambda: _Unit(
+            lambda: Unit(
                 self._tokenizer.count(block + separator),
                 bool(block) and not block[0].isspace() and block[0] != "/",
             ),

@@ -30,7 +30,7 @@ from .config import (
     effective_items,
     load_settings,
 )
-from .errors import ConfigError, ContextpipeError, StoreError
+from .errors import ConfigError, ContextpipeError, StoreError, validation_problem
 from .executor import PlannedRun, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
 from .ingest.indexer import (
@@ -221,11 +221,8 @@ class Pipeline:
         try:
             return ContextRequest.model_validate(data)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            key = ".".join(str(part) for part in error["loc"])
-            raise ContextpipeError(
-                f"request {key}: {error['msg']} (got {error['input']!r})"
-            ) from None
+            where, problem = validation_problem(exc)
+            raise ContextpipeError(f"request {where}: {problem}") from None
 
     def assemble(self, request_or_query: ContextRequest | str, **fields: Any) -> AssembledContext:
         """Assemble context for a request (or a query with `budget=`, `output=`, ...)."""

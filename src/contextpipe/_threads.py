@@ -1,0 +1,220 @@
+"""Where plugin code runs, so that the request's event loop only waits (see `executor`).
+
+Rules:
+
+- Plain strategy methods run on daemon worker threads, reused across requests (starting a
+  thread costs more than an instant strategy); a worker stuck in a hung strategy is never
+  idle again, a new one starts whenever none is idle, and idle ones leave after a minute.
+- A request's plain calls start on one worker, one after another, and wake the loop once
+  with every result; after 2 ms the calls not started yet get workers of their own, so
+  that a slow or hung strategy holds up no other (`PlainBatch`).
+- An async strategy runs on an event loop of its own, on a daemon thread of its own, kept
+  as long as its executor (`OwnLoop`): one that blocks its loop holds up only itself.
+- Each call's outcome arrives on the caller's loop as a future; one that arrives after
+  the caller gave up on it (at its deadline) is thrown away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from .strategy import ContextStrategy
+
+_T = TypeVar("_T")
+
+
+#: A strategy call to run on a worker; it returns what wakes the caller with its outcome.
+_Job = Callable[[], Callable[[], None]]
+
+
+class _DaemonWorkers:
+    """Daemon threads that run plain strategies, reused across requests (starting a thread
+    costs more than an instant strategy). A worker stuck in a hung strategy is simply never
+    idle again; a new one starts whenever none is idle, and idle ones leave after a while.
+    """
+
+    def __init__(self, idle_seconds: float = 60.0) -> None:
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # workers waiting for a job that no submit has claimed yet
+        self._idle_seconds = idle_seconds
+
+    def submit(self, job: _Job) -> None:
+        """Run `job` on an idle worker, or on a new one; then call what it returns."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            else:
+                worker = threading.Thread(target=self._work, name="contextpipe-strategy")
+                worker.daemon = True
+                worker.start()
+        self._jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self._idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle:  # unclaimed: nobody is about to hand this worker a job
+                        self._idle -= 1
+                        return
+                continue
+            notify = job()
+            with self._lock:
+                self._idle += 1
+            # Waking the waiting loop comes last: its thread then runs without having to
+            # hand the GIL back to this one for the bookkeeping above.
+            notify()
+
+
+_WORKERS = _DaemonWorkers()
+
+
+#: A plain strategy's outcome on its worker: its index, and its error or its return value.
+_Result = tuple[int, BaseException | None, object]
+
+#: How long one worker runs a request's plain strategies one after another before those it
+#: has not started go to workers of their own.
+_SPREAD_AFTER_S = 0.002
+
+
+class PlainBatch:
+    """A request's calls of plain strategy methods (`can_handle`, a plain `retrieve` and the
+    check of its answer) on daemon workers, with one future each.
+
+    Waking a thread costs more than an instant strategy, and on a busy machine a woken
+    thread may resume on a cold CPU. So one worker runs the calls one after another and
+    wakes the loop once, with every result. If it has not finished after `_SPREAD_AFTER_S`,
+    the loop delivers the results it has and hands the calls it has not started to workers
+    of their own: a slow or hung strategy holds up no other. `started` says when each call
+    began on its worker (`time.perf_counter()`), None before.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, calls: Sequence[Callable[[], object]]):
+        self._loop = loop
+        self._calls = list(calls)
+        self.futures: list[asyncio.Future[object]] = [loop.create_future() for _ in calls]
+        self.started: list[float | None] = [None] * len(self._calls)
+        self._lock = threading.Lock()
+        self._next = 0  # the first call no worker has taken
+        self._finished: list[_Result] = []  # results not yet handed to the loop
+        self._timer: asyncio.TimerHandle | None = None
+        if len(self._calls) == 1:
+            _WORKERS.submit(functools.partial(self._alone, 0))
+        elif self._calls:
+            _WORKERS.submit(self._in_turn)
+            self._timer = loop.call_later(_SPREAD_AFTER_S, self._spread)
+
+    def _run(self, index: int) -> _Result:
+        self.started[index] = time.perf_counter()
+        try:
+            return index, None, self._calls[index]()
+        except BaseException as exc:  # delivered to the awaiting side, which reports it
+            return index, exc, None
+
+    def _alone(self, index: int) -> Callable[[], None]:
+        result = self._run(index)
+        return lambda: self._post([result])
+
+    def _in_turn(self) -> Callable[[], None]:
+        while True:
+            with self._lock:
+                if self._next == len(self._calls):
+                    finished, self._finished = self._finished, []
+                    return lambda: self._post(finished)
+                index = self._next
+                self._next += 1
+            result = self._run(index)
+            with self._lock:
+                self._finished.append(result)
+
+    def _spread(self) -> None:
+        """On the loop: deliver what is finished, give each waiting call its own worker."""
+        with self._lock:
+            waiting = range(self._next, len(self._calls))
+            self._next = len(self._calls)
+            finished, self._finished = self._finished, []
+        self._deliver(finished)
+        for index in waiting:
+            _WORKERS.submit(functools.partial(self._alone, index))
+
+    def _post(self, results: list[_Result]) -> None:
+        if not results:  # the loop took them all when it spread the calls out
+            return
+        # RuntimeError: the loop is gone, the request finished without waiting for us.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._deliver, results)
+
+    def _deliver(self, results: list[_Result]) -> None:
+        for index, error, value in results:
+            future = self.futures[index]
+            if future.done():  # given up on at its deadline
+                continue
+            if error is None:
+                future.set_result(value)
+            else:
+                future.set_exception(error)
+        if self._timer is not None and all(future.done() for future in self.futures):
+            self._timer.cancel()
+
+
+class OwnLoop:
+    """An event loop on a daemon thread of its own, for one async strategy, kept as long as
+    its executor. A strategy that blocks it (a blocking call in async code) holds up only
+    itself, and what it binds to its loop (a client session, say) stays usable from one
+    request to the next.
+    """
+
+    def __init__(self, strategy: ContextStrategy) -> None:
+        self.strategy = strategy  # holds on to its id(), the key of this loop
+        self.loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=self._serve, name=f"contextpipe-async-{strategy.name}")
+        thread.daemon = True
+        thread.start()
+
+    def _serve(self) -> None:
+        loop = self.loop
+        asyncio.set_event_loop(loop)
+        loop.run_forever()
+        # Stopped: its executor closed. Cancel what is left and let it finish (a strategy
+        # that ignores its cancellation keeps this daemon thread until it is done).
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.wait(left))
+        loop.close()
+
+    def start(self, call: Callable[[], Awaitable[_T]]) -> asyncio.Future[_T]:
+        """Run `call()` on this loop; its outcome arrives on the caller's loop."""
+
+        async def awaited() -> _T:
+            return await call()  # the coroutine is created, too, on this loop
+
+        started = asyncio.run_coroutine_threadsafe(awaited(), self.loop)
+        return asyncio.wrap_future(started)
+
+    def blocked(self) -> bool:
+        """Whether one of its tasks is running right now. At a deadline: the strategy is
+        holding its loop instead of waiting on it.
+        """
+        return asyncio.current_task(self.loop) is not None
+
+    def stop(self) -> None:
+        with contextlib.suppress(RuntimeError):  # already closed
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+def stop_loops(own_loops: dict[int, OwnLoop]) -> None:
+    """Stop every loop in `own_loops` and forget them."""
+    for own in own_loops.values():
+        own.stop()
+    own_loops.clear()

@@ -1,0 +1,35 @@
+"""Settings: the schema (`schema`), loading them from defaults, `config.toml`, the
+environment and flags (`loading`), and writing the commented default file (`writing`).
+"""
+
+from .loading import (
+    CONFIG_FILENAME,
+    LoadedSettings,
+    disabled_plugins,
+    effective_items,
+    load_settings,
+)
+from .schema import (
+    IngestSettings,
+    PackingSettings,
+    Settings,
+    StrategySettings,
+    TokenizerSettings,
+    strategy_options,
+)
+from .writing import default_config_toml
+
+__all__ = [
+    "CONFIG_FILENAME",
+    "IngestSettings",
+    "LoadedSettings",
+    "PackingSettings",
+    "Settings",
+    "StrategySettings",
+    "TokenizerSettings",
+    "default_config_toml",
+    "disabled_plugins",
+    "effective_items",
+    "load_settings",
+    "strategy_options",
+]

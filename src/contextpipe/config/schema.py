@@ -1,0 +1,233 @@
+"""The settings schema: every tunable of contextpipe in one tree of pydantic models.
+
+Rules: values are strictly typed (a string where a number belongs is a mistake, not a
+conversion) and finite; unknown keys are refused; each field's description is the comment
+`contextpipe config init` writes above it (see `writing`), so the documentation of a key
+cannot drift from its validation. A strategy's own `options` are validated by the
+strategy's model (`strategy_options`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..errors import ConfigError, validation_problem
+from ..tokenizers import TOKENIZER_NAMES
+
+# TOML values are typed: a string where a number belongs is a mistake, not a conversion.
+# TOML also has `inf` and `nan`, which no setting means: every number must be finite.
+_STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
+
+
+class StoreSettings(BaseModel):
+    """Where the index lives."""
+
+    model_config = _STRICT
+
+    path: str = Field(
+        default=".contextpipe",
+        description="Directory of the embedded store, relative to the project directory.",
+    )
+    backend: str = Field(
+        default="embedded",
+        description='Storage backend, by the name its plugin registers: "embedded" (SQLite'
+        " FTS5 in one folder) is built in.",
+    )
+
+
+class TokenizerSettings(BaseModel):
+    """How tokens are counted."""
+
+    model_config = _STRICT
+
+    name: str = Field(
+        default="o200k_base",
+        description=(
+            'Tokenizer for budgets: "o200k_base", "cl100k_base" (exact, offline), or "approx" '
+            "(fast over-estimate)."
+        ),
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in TOKENIZER_NAMES:
+            raise ValueError(f"must be one of {', '.join(TOKENIZER_NAMES)}")
+        return value
+
+
+class BudgetSettings(BaseModel):
+    """Token budget defaults."""
+
+    model_config = _STRICT
+
+    default: int = Field(default=4000, gt=0, description="Budget when a request names none.")
+
+
+class ExecutorSettings(BaseModel):
+    """Deadlines for running strategies."""
+
+    model_config = _STRICT
+
+    deadline_ms: int = Field(
+        default=5000, gt=0, description="Global deadline for all strategies of one request."
+    )
+    strategy_deadline_ms: int = Field(
+        default=3000, gt=0, description="Default deadline for each strategy."
+    )
+
+
+class FusionSettings(BaseModel):
+    """Reciprocal-rank fusion of the strategies' lists."""
+
+    model_config = _STRICT
+
+    rrf_k: int = Field(
+        default=60, gt=0, description="RRF constant k: score = sum(weight / (k + rank))."
+    )
+
+
+class PackingSettings(BaseModel):
+    """Choosing what fits in the budget."""
+
+    model_config = _STRICT
+
+    mmr_lambda: float = Field(
+        default=0.75,
+        ge=0.0,
+        le=1.0,
+        description="MMR trade-off: 1 = relevance only, 0 = diversity only.",
+    )
+    duplicate_threshold: float = Field(
+        default=0.85,
+        gt=0.0,
+        le=1.0,
+        description="Word-set Jaccard similarity from which a candidate is a near-duplicate.",
+    )
+    min_score: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="Fused scores below this are dropped as below threshold.",
+    )
+    depth_value_skeleton: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="Value of a depth-4 skeleton relative to full text.",
+    )
+    depth_value_listing: float = Field(
+        default=0.25,
+        ge=0.0,
+        le=1.0,
+        description="Value of a depth-0 listing relative to full text.",
+    )
+
+
+class IngestSettings(BaseModel):
+    """What `contextpipe index` reads and how it splits it."""
+
+    model_config = _STRICT
+
+    max_file_bytes: int = Field(
+        default=1_000_000, gt=0, description="Files larger than this are skipped with a warning."
+    )
+    max_chunk_lines: int = Field(
+        default=120, ge=5, description="Paragraphs and blocks are split at this many lines."
+    )
+    exclude: list[str] = Field(
+        default_factory=list[str],
+        description="Extra gitignore-style patterns to skip, on top of .gitignore files.",
+    )
+    skip_virtualenvs: bool = Field(
+        default=True,
+        description="Do not walk Python virtual environments (folders holding pyvenv.cfg).",
+    )
+    skip_vcs: bool = Field(
+        default=True,
+        description="Do not walk version-control folders (.git, .hg, .svn, .bzr, .jj).",
+    )
+    commit_seconds: float = Field(
+        default=2.0,
+        ge=0.0,
+        allow_inf_nan=False,
+        description=(
+            "A long index run commits whole files at least this often, so that an"
+            " interrupted run keeps its work; 0 commits after every file."
+        ),
+    )
+
+
+class PluginSettings(BaseModel):
+    """Which plugins (entry-point names) load."""
+
+    model_config = _STRICT
+
+    allow: list[str] = Field(
+        default_factory=list[str], description="If not empty, only these plugins load."
+    )
+    deny: list[str] = Field(
+        default_factory=list[str],
+        description="These plugins never load (CONTEXTPIPE_DISABLE_PLUGINS adds more).",
+    )
+
+
+class StrategySettings(BaseModel):
+    """Settings common to every strategy, plus the strategy's own `options`."""
+
+    model_config = _STRICT
+
+    enabled: bool = Field(default=True, description="Run this strategy at all.")
+    weight: float = Field(
+        default=1.0, ge=0.0, description="Allocation and fusion weight (times quality)."
+    )
+    floor_tokens: int = Field(
+        default=0, ge=0, description="Tokens guaranteed to this strategy when it runs."
+    )
+    cap_fraction: float = Field(
+        default=1.0, gt=0.0, le=1.0, description="Largest share of the budget it may receive."
+    )
+    deadline_ms: int | None = Field(
+        default=None, gt=0, description="Overrides executor.strategy_deadline_ms."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict[str, Any],
+        description="Strategy-specific settings; see `contextpipe explain STRATEGY`.",
+    )
+
+
+class Settings(BaseModel):
+    """Every tunable of contextpipe."""
+
+    model_config = _STRICT
+
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    tokenizer: TokenizerSettings = Field(default_factory=TokenizerSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    executor: ExecutorSettings = Field(default_factory=ExecutorSettings)
+    fusion: FusionSettings = Field(default_factory=FusionSettings)
+    packing: PackingSettings = Field(default_factory=PackingSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    plugins: PluginSettings = Field(default_factory=PluginSettings)
+    strategies: dict[str, StrategySettings] = Field(default_factory=dict[str, StrategySettings])
+
+    def strategy(self, name: str) -> StrategySettings:
+        """Settings for strategy `name`, defaults when config does not mention it."""
+        return self.strategies.get(name) or StrategySettings()
+
+
+_Options = TypeVar("_Options", bound=BaseModel)
+
+
+def strategy_options(settings: Settings, name: str, model: type[_Options]) -> _Options:
+    """Strategy `name`'s `[strategies.NAME.options]`, validated by the strategy's own
+    pydantic `model`. A mistake raises `ConfigError` naming the dotted key, which
+    contextpipe reports with the file and line it came from.
+    """
+    try:
+        return model.model_validate(settings.strategy(name).options)
+    except ValidationError as exc:
+        where, problem = validation_problem(exc)
+        key = f"strategies.{name}.options" + (f".{where}" if where else "")
+        raise ConfigError(f"{key}: {problem}", key) from None
