@@ -19,9 +19,9 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError
+from .formats import CONFIG_FILENAME
 from .tokenizers import TOKENIZER_NAMES
 
-CONFIG_FILENAME = "config.toml"
 ENV_PREFIX = "CONTEXTPIPE_"
 #: Comma-separated plugin names to disable, on top of `plugins.deny`.
 DISABLE_PLUGINS_ENV = "CONTEXTPIPE_DISABLE_PLUGINS"
