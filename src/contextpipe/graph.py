@@ -26,10 +26,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .store.embedded import EdgeRow, EmbeddedStore, StoredEdge, StoredNode
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 _NOT_DEFINITIONS = frozenset({"module", "document", "section", "paragraph", "block", "part"})
 _TYPE_KINDS = frozenset(
@@ -185,6 +187,8 @@ def _resolved(
 
 def build_graph(nodes: list[StoredNode], edges: Iterable[StoredEdge]) -> nx.MultiDiGraph[str]:
     """The resolved graph of these nodes and declared edges (see the module docstring)."""
+    import networkx as nx  # 0.15 s to import: only building a graph needs it
+
     graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     graph.add_node(_REPOSITORY, kind="repository", name="repository", path="")
     for node in nodes:
@@ -247,6 +251,8 @@ def _count(nodes: list[StoredNode], declared: list[EdgeRow]) -> GraphStats:
 
 def neighbourhood(graph: nx.MultiDiGraph[str], uri: str, hops: int) -> list[tuple[str, str, str]]:
     """Edges (source, type, target) within `hops` of `uri`, in either direction, sorted."""
+    import networkx as nx  # see build_graph
+
     undirected = graph.to_undirected(as_view=True)
     reached = nx.single_source_shortest_path_length(undirected, uri, cutoff=hops)
     inside = set(reached)
