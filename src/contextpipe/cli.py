@@ -9,36 +9,25 @@ from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
+# Only what the decorators and every command need is imported here; each command imports
+# the rest (rich, the pipeline, the graph) itself, so that `--help` and `--version` are quick.
 from . import __version__
-from .config import (
-    CONFIG_FILENAME,
-    effective_items,
-    load_settings,
-)
 from .errors import ContextpipeError
-from .graph import graph_stats, load_graph, neighbourhood
-from .ingest.indexer import IndexSummary
+from .formats import CONFIG_FILENAME, OutputFormat
 from .logs import configure_logging
-from .models import AssembledContext, OutputFormat, RequestFilters, StrategySelection, json_schema
-from .pipeline import Pipeline
-from .registry import SLOW_LOAD_MS, commented_default_config
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from .ingest.indexer import IndexSummary
+    from .models import AssembledContext
+    from .pipeline import Pipeline
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_stderr = Console(stderr=True)
 
 
 def _fail(message: str) -> NoReturn:
@@ -61,6 +50,8 @@ class _Context:
         self.store = store
 
     def pipeline(self) -> Pipeline:
+        from .pipeline import Pipeline
+
         return Pipeline.open(store=self.store, config=self.config)
 
 
@@ -101,6 +92,8 @@ def cli(ctx: click.Context, config: Path | None, store: Path | None, verbose: bo
 @click.pass_obj
 def init(obj: _Context) -> None:
     """Write a commented default config.toml here (if there is none) and say what next."""
+    from .registry import commented_default_config
+
     target = obj.config or Path(CONFIG_FILENAME)
     if target.exists():
         click.echo(f"{target} already exists; left as it is.")
@@ -189,13 +182,23 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
     from under it are removed, files indexed from other paths are left alone (see
     `contextpipe forget`). Skipped files are listed with -v and in --format json.
     """
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    stderr = Console(stderr=True)
     with _errors():
         pipeline = obj.pipeline()
         roots = pipeline.index_roots(paths)  # a mistyped path fails before anything moves
         moved = pipeline.store.move_aside() if rebuild else None
         if moved is not None and output_format == "text":
             click.echo(f"moved the store aside to {moved}; indexing into a new one")
-        if _stderr.is_terminal:
+        if stderr.is_terminal:
             columns = (
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -203,7 +206,7 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
                 TextColumn("{task.fields[rate]}"),
                 TimeRemainingColumn(),
             )
-            with Progress(*columns, console=_stderr, transient=True) as bar:
+            with Progress(*columns, console=stderr, transient=True) as bar:
                 summaries = pipeline.index(roots, _BarProgress(bar))
         else:
             summaries = pipeline.index(roots, _LogProgress())
@@ -250,6 +253,8 @@ def graph() -> None:
 @click.pass_obj
 def graph_stats_command(obj: _Context, output_format: str) -> None:
     """Node counts by kind and edge counts by type."""
+    from .graph import graph_stats
+
     with _errors():
         pipeline = obj.pipeline()
         pipeline.store.check()
@@ -271,6 +276,8 @@ def graph_stats_command(obj: _Context, output_format: str) -> None:
 @click.pass_obj
 def graph_show(obj: _Context, uri: str, hops: int) -> None:
     """Print a node's neighbourhood: every edge within HOPS of it."""
+    from .graph import load_graph, neighbourhood
+
     with _errors():
         pipeline = obj.pipeline()
         pipeline.store.check()
@@ -310,6 +317,8 @@ def query(
     (fragments, provenance, strategy reports, dropped items; schema in docs/);
     messages prints the chat messages as JSON.
     """
+    from .models import RequestFilters, StrategySelection
+
     with _errors():
         pipeline = obj.pipeline()
         if not pipeline.store.exists():
@@ -371,6 +380,9 @@ def _why_empty(context: AssembledContext, pipeline: Pipeline, filtered: bool) ->
 @click.pass_obj
 def strategies(obj: _Context, output_format: str) -> None:
     """List every strategy plugin, with its distribution, version, status and load time."""
+    from rich.console import Console
+    from rich.table import Table
+
     with _errors():
         pipeline = obj.pipeline()
     rows: list[dict[str, Any]] = []
@@ -414,6 +426,8 @@ def strategies(obj: _Context, output_format: str) -> None:
 
 def _load_time(status: str, load_ms: float) -> str:
     """A plugin's load time for the table: blank when it was not loaded, marked when slow."""
+    from .registry import SLOW_LOAD_MS
+
     if status == "disabled":
         return ""
     return f"{load_ms:.0f} ms" + (" (slow)" if load_ms > SLOW_LOAD_MS else "")
@@ -450,6 +464,8 @@ def config() -> None:
 @click.pass_obj
 def config_init(obj: _Context, force: bool) -> None:
     """Write config.toml with every key, its default and a comment."""
+    from .registry import commented_default_config
+
     target = obj.config or Path(CONFIG_FILENAME)
     if target.exists() and not force:
         _fail(f"{target} already exists; pass --force to overwrite it")
@@ -462,6 +478,8 @@ def config_init(obj: _Context, force: bool) -> None:
 @click.pass_obj
 def config_show(obj: _Context, output_format: str) -> None:
     """Print the effective configuration and where each value came from."""
+    from .config import effective_items, load_settings
+
     overrides = {"store.path": str(obj.store.resolve())} if obj.store else None
     with _errors():
         loaded = load_settings(config_file=obj.config, cli_overrides=overrides)
@@ -476,6 +494,8 @@ def config_show(obj: _Context, output_format: str) -> None:
 @cli.command()
 def schema() -> None:
     """Print the JSON schema of `query --format json` output."""
+    from .models import json_schema
+
     click.echo(json.dumps(json_schema(), indent=2))
 
 
