@@ -1,6 +1,7 @@
-"""Names vulture cannot see being used: read by pydantic, pluggy, click or by plugins."""
+"""Names vulture cannot see being used: read by pydantic, pluggy, click, Python or by plugins."""
 # ruff: noqa: B018  (vulture whitelists are bare expressions by design)
 
+import contextpipe
 from contextpipe import cli
 from contextpipe.config import TokenizerSettings
 from contextpipe.hookspecs import contextpipe_strategies
@@ -12,6 +13,8 @@ ContextRequest.focus  # request field, read by focus-aware strategies
 AssembledContext.timings_ms  # result field, serialised
 StrategyReport.rejected  # report field, serialised
 contextpipe_strategies  # pluggy hook specification
+contextpipe.__getattr__  # module attributes on first use (PEP 562)
+contextpipe.__dir__
 cli.init  # click commands
 cli.config_init
 cli.config_show
