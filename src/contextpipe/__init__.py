@@ -1,9 +1,10 @@
 """contextpipe: assemble the best context for an LLM request inside a hard token budget.
 
-The public names load on first use (PEP 562), so that `import contextpipe` and a plugin's
-`from contextpipe import hookimpl` do not pay for pydantic models, the pipeline or the
-tokenizer. A new public name goes in three places: the `TYPE_CHECKING` imports (what type
-checkers read), `_MODULES` (which module defines it) and `__all__`.
+The public names load on first use (PEP 562): `import contextpipe` loads none of the
+dependencies, and each name loads only its own module and what that module needs (a
+plugin's `from contextpipe import hookimpl` loads no pipeline, store or tokenizer). A new
+public name goes in three places: the `TYPE_CHECKING` imports (what type checkers read),
+`_MODULES` (which module defines it) and `__all__`.
 """
 
 from __future__ import annotations
