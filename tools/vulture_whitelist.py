@@ -1,6 +1,7 @@
-"""Names vulture cannot see being used: read by pydantic, pluggy, click or by plugins."""
+"""Names vulture cannot see being used: read by pydantic, pluggy, click, Python or by plugins."""
 # ruff: noqa: B018  (vulture whitelists are bare expressions by design)
 
+import contextpipe
 from contextpipe import cli
 from contextpipe.config import TokenizerSettings
 from contextpipe.hookspecs import contextpipe_stores, contextpipe_strategies
@@ -19,6 +20,8 @@ embedded.contextpipe_stores
 GraphView.neighbours  # read capabilities strategy plugins call (the store contract suite too)
 Timeline.recent
 embedded.EmbeddedStore.recent
+contextpipe.__getattr__  # module attributes on first use (PEP 562)
+contextpipe.__dir__
 cli.init  # click commands
 cli.config_init
 cli.config_show

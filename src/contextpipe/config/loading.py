@@ -22,9 +22,9 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, validation_problem
+from ..formats import CONFIG_FILENAME
 from .schema import Settings
 
-CONFIG_FILENAME = "config.toml"
 ENV_PREFIX = "CONTEXTPIPE_"
 #: Comma-separated plugin names to disable, on top of `plugins.deny`.
 DISABLE_PLUGINS_ENV = "CONTEXTPIPE_DISABLE_PLUGINS"

@@ -1,39 +1,37 @@
 """Parse source code with tree-sitter: definitions (nested), imports, calls, base classes
 and type references, for Python, JavaScript, TypeScript, Go, Rust, Java, C and C++.
 
-Grammars come from their PyPI wheels (no compilation, no download). Only definition levels
-are walked in Python; tree-sitter never raises on bad syntax, it marks error nodes.
+Grammars come from their PyPI wheels (no compilation, no download) and load per language on
+first use. Only definition levels are walked in Python; tree-sitter never raises on bad
+syntax, it marks error nodes.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import import_module
+from typing import TYPE_CHECKING
 
-import tree_sitter_c
-import tree_sitter_cpp
-import tree_sitter_go
-import tree_sitter_java
-import tree_sitter_javascript
-import tree_sitter_python
-import tree_sitter_rust
-import tree_sitter_typescript
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Query
 
-_GRAMMARS: dict[str, Callable[[], object]] = {
-    "python": tree_sitter_python.language,
-    "javascript": tree_sitter_javascript.language,
-    "jsx": tree_sitter_javascript.language,
-    "typescript": tree_sitter_typescript.language_typescript,
-    "tsx": tree_sitter_typescript.language_tsx,
-    "go": tree_sitter_go.language,
-    "rust": tree_sitter_rust.language,
-    "java": tree_sitter_java.language,
-    "c": tree_sitter_c.language,
-    "cpp": tree_sitter_cpp.language,
+# Each language's grammar: its wheel's module and the function returning the grammar. A
+# grammar (and tree-sitter itself) is imported when the first file in its language is parsed.
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "jsx": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
 }
 PARSED_LANGUAGES = frozenset(_GRAMMARS)
 
@@ -166,7 +164,11 @@ class ParsedCode:
 
 @cache
 def _parser(language: str) -> Parser:
-    return Parser(Language(_GRAMMARS[language]()))
+    from tree_sitter import Language, Parser  # on first use, see _GRAMMARS
+
+    module, function = _GRAMMARS[language]
+    grammar: object = getattr(import_module(module), function)()
+    return Parser(Language(grammar))
 
 
 def _text(node: Node | None) -> str:
@@ -343,6 +345,8 @@ def _query(language: str) -> Query:
     """One query capturing, in C, every node the walk below cares about: definitions
     (@definition), imports (@import), calls (@call) and type-like names (@name).
     """
+    from tree_sitter import Query  # on first use, see _GRAMMARS
+
     grammar = _parser(language).language
     if grammar is None:
         raise ValueError(f"no grammar loaded for {language}")
@@ -366,6 +370,8 @@ def _query(language: str) -> Query:
 
 def parse_code(source: bytes, language: str) -> ParsedCode:
     """Definitions (nested, in file order), imports and per-definition calls of a file."""
+    from tree_sitter import QueryCursor  # on first use, see _GRAMMARS
+
     tree = _parser(language).parse(source)
     kinds = _DEFINITIONS[language]
     captures = QueryCursor(_query(language)).captures(tree.root_node)

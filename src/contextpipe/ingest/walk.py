@@ -21,10 +21,12 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .paths import stored_name
+
+if TYPE_CHECKING:
+    import pathspec
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
 VENV_MARKER = "pyvenv.cfg"
@@ -74,12 +76,17 @@ class _Ignore:
         return self.spec.match_file(f"{relative}/" if is_dir else relative)
 
 
+def _rules(base: Path, lines: Sequence[str]) -> _Ignore:
+    import pathspec  # 30-50 ms to import: only a walk needs it
+
+    return _Ignore(base, pathspec.GitIgnoreSpec.from_lines(lines))
+
+
 def _load_gitignore(directory: Path) -> _Ignore | None:
     gitignore = directory / ".gitignore"
     if not gitignore.is_file():
         return None
-    lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-    return _Ignore(directory, pathspec.GitIgnoreSpec.from_lines(lines))
+    return _rules(directory, gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
 
 
 def _store_holding(path: Path, markers: Sequence[str]) -> Path | None:
@@ -107,9 +114,7 @@ def walk(
         yield _source(root, base)
         return
     skipped = {p.resolve() for p in skip_dirs}
-    extra = (
-        _Ignore(root, pathspec.GitIgnoreSpec.from_lines(rules.exclude)) if rules.exclude else None
-    )
+    extra = _rules(root, rules.exclude) if rules.exclude else None
     ignores: dict[Path, list[_Ignore]] = {}
 
     def inherited(directory: Path) -> list[_Ignore]:
