@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -32,14 +32,6 @@ from .config import (
 from .errors import ConfigError, ContextpipeError, StoreError, validation_problem
 from .executor import PlannedRun, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
-from .ingest.indexer import (
-    ForgetSummary,
-    IndexProgress,
-    IndexSummary,
-    IngestLimits,
-    forget_root,
-    index_folder,
-)
 from .logs import configure_logging, is_configured, logger
 from .models import AssembledContext, ContextFragment, ContextRequest, DroppedRow, StrategyReport
 from .packing import Packer, PackingCache, PackingPolicy
@@ -55,6 +47,9 @@ from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
 from .storage import GraphView, Store, StoreStats
 from .tokenizers import Tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, IngestLimits
 
 
 class Pipeline:
@@ -145,6 +140,8 @@ class Pipeline:
     @property
     def ingest_limits(self) -> IngestLimits:
         """What `index` reads and how it cuts it, from `[ingest]`."""
+        from .ingest.indexer import IngestLimits
+
         return IngestLimits.from_settings(self.settings.ingest)
 
     def index_roots(self, paths: Iterable[str | Path]) -> list[Path]:
@@ -165,6 +162,8 @@ class Pipeline:
         """Bring the store up to date with each folder or file in `paths`: add and update
         what is there, remove what vanished from under it, leave other roots alone.
         """
+        from .ingest.indexer import index_folder
+
         return [
             index_folder(
                 self.store,
@@ -181,6 +180,8 @@ class Pipeline:
         """Remove every indexed file at or under `path` (which need not exist any more)
         from the store; an error when nothing is indexed there.
         """
+        from .ingest.indexer import forget_root
+
         return forget_root(self.store, Path(path).resolve(), self.loaded.project_dir)
 
     def move_store_aside(self) -> str | None:
