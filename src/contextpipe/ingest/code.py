@@ -243,7 +243,7 @@ def _docstring(node: Node, language: str) -> str:
         if first is not None and first.type == "expression_statement" and first.named_children:
             string = first.named_children[0]
             if string.type == "string":
-                return _first_sentence(_STRING_QUOTES.sub("", _text(string)))
+                return _summary_line(_STRING_QUOTES.sub("", _text(string)))
         return ""
     # The comment sits above what wraps the definition (`export`, Go's `type (...)`), and
     # Rust writes one `///` line comment per line: take the first of the adjacent run.
@@ -256,10 +256,13 @@ def _docstring(node: Node, language: str) -> str:
     while previous is not None and "comment" in previous.type and previous.end_point.row + 1 >= row:
         first, row = previous, previous.start_point.row
         previous = previous.prev_named_sibling
-    return _first_sentence(_text(first).strip("/*! \n\t")) if first is not None else ""
+    return _summary_line(_text(first).strip("/*! \n\t")) if first is not None else ""
 
 
-def _first_sentence(text: str) -> str:
+def _summary_line(text: str) -> str:
+    """A docstring's or doc comment's summary: its first non-blank line (PEP 257), unlike a
+    section's first sentence (`nodes._first_sentence`), which may run over several lines.
+    """
     line = next((part.strip(" *") for part in text.splitlines() if part.strip(" *")), "")
     return line[:200]
 
