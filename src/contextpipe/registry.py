@@ -232,18 +232,12 @@ class StrategyRegistry:
         return registry
 
     def register(
-        self,
-        plugin: object,
-        name: str,
-        distribution: str = "",
-        version: str = "",
-        *,
-        started: float | None = None,
+        self, plugin: object, name: str, distribution: str = "", version: str = ""
     ) -> PluginInfo:
-        """Register a plugin object (a module or instance with hook implementations); see
-        `discover` for what becomes of a broken one.
+        """Register a plugin object (a module or instance with hook implementations) in
+        process, in the same guard as an entry point's.
         """
-        info = self._loader.register(plugin, name, distribution, version, started=started)
+        info = self._loader.register(plugin, name, distribution, version)
         self._collect()
         return info
 
