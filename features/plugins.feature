@@ -104,3 +104,37 @@ Feature: Strategy plugins
     Then the registry lists the plugin "simple-keyword" as disabled
     When the strategy registry discovers plugins with an empty environment
     Then the registry lists the plugin "simple-keyword" as ok
+
+  Scenario: A store backend is a plugin too: an installed one is used when config names it
+    Given the installed store plugin "mirror" provides the backend "mirror"
+    And the setting "store.backend" is "mirror"
+    And a file "docs/budget.md" containing:
+      """
+      # Budgets
+
+      The budget is split between the strategies.
+      """
+    When I index the project
+    And I ask for "budget split" within 400 tokens
+    Then the context is not empty
+    And the store is in the project folder ".mirror-store"
+
+  Scenario: A store plugin that fails to import stops every command with one line naming it
+    Given the installed store plugin "remote" fails to import with ImportError "needs psycopg"
+    And the project config file:
+      """
+      [store]
+      backend = "remote"
+      """
+    When the pipeline is opened
+    Then loading fails with the one-line error "config.toml:2: store.backend: store backend 'remote' is broken: import failed: ImportError: needs psycopg"
+
+  Scenario: A store plugin must provide the backend its entry point is named after
+    Given the installed store plugin "odd" provides the backend "other"
+    And the project config file:
+      """
+      [store]
+      backend = "odd"
+      """
+    When the pipeline is opened
+    Then loading fails with the one-line error "config.toml:2: store.backend: plugin 'odd' provides other, not 'odd'"

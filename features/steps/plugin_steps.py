@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from behave import given, then, when
 from behave.runner import Context
 from structlog.testing import capture_logs
@@ -149,6 +151,48 @@ def installed_slow_plugin(
 def installed_broken_plugin(context: Context, distribution: str, error: str, message: str) -> None:
     module = distribution.replace("-", "_") + "_module"
     install_distribution(context, distribution, module, f"raise {error}({message!r})\n")
+
+
+# A store plugin of its own: the embedded store under another name, opened as any other.
+_MIRROR_STORE = """
+from pathlib import Path
+
+from contextpipe import hookimpl
+from contextpipe.store.embedded import EmbeddedStore
+
+
+class MirrorBackend:
+    name = "{backend}"
+
+    def open(self, settings, project_dir):
+        return EmbeddedStore(Path(project_dir) / ".mirror-store")
+
+
+@hookimpl
+def contextpipe_stores():
+    return [MirrorBackend()]
+"""
+
+
+@given('the installed store plugin "{distribution}" provides the backend "{backend}"')
+def installed_store(context: Context, distribution: str, backend: str) -> None:
+    module = distribution.replace("-", "_") + "_module"
+    source = _MIRROR_STORE.replace("{backend}", backend)
+    install_distribution(context, distribution, module, source, "contextpipe.stores")
+
+
+@given('the installed store plugin "{distribution}" fails to import with {error} "{message}"')
+def installed_broken_store(context: Context, distribution: str, error: str, message: str) -> None:
+    module = distribution.replace("-", "_") + "_module"
+    source = f"raise {error}({message!r})\n"
+    install_distribution(context, distribution, module, source, "contextpipe.stores")
+
+
+@then('the store is in the project folder "{folder}"')
+def store_folder(context: Context, folder: str) -> None:
+    location = Path(pipeline(context).stats().location)
+    assert location == (context.project / folder).resolve(), location
+    assert pipeline(context).stats().fragments > 0, pipeline(context).stats()
 
 
 @when("the plugins are discovered")

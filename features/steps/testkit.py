@@ -362,9 +362,15 @@ def register_strategy(context: Context, strategy: object, plugin_name: str | Non
 # -- installed distributions ---------------------------------------------------------------
 
 
-def install_distribution(context: Context, distribution: str, module: str, source: str) -> None:
+def install_distribution(
+    context: Context,
+    distribution: str,
+    module: str,
+    source: str,
+    group: str = "contextpipe.strategies",
+) -> None:
     """Make `distribution` look installed: a module plus a dist-info folder declaring its
-    `contextpipe.strategies` entry point, on sys.path until the scenario ends.
+    entry point in `group`, on sys.path until the scenario ends.
     """
     site = context.tmp / "site-packages"
     site.mkdir(exist_ok=True)
@@ -375,7 +381,7 @@ def install_distribution(context: Context, distribution: str, module: str, sourc
         f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n", encoding="utf-8"
     )
     (info / "entry_points.txt").write_text(
-        f"[contextpipe.strategies]\n{distribution} = {module}\n", encoding="utf-8"
+        f"[{group}]\n{distribution} = {module}\n", encoding="utf-8"
     )
     if str(site) not in sys.path:
         sys.path.insert(0, str(site))
