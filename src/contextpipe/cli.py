@@ -4,10 +4,7 @@ package root.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Generator
@@ -493,19 +490,4 @@ def schema() -> None:
 
 def main() -> None:
     """Console-script entry point."""
-    try:
-        cli(prog_name="contextpipe")
-    except SystemExit as done:
-        status = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
-        if not isinstance(done.code, int | None):
-            click.echo(done.code, err=True)
-    else:
-        status = 0
-    # Tearing the interpreter down (the BPE tables, pydantic's schemas, every module) takes
-    # a good part of a query's time, and nothing is left to save: the store commits before
-    # a command returns. So flush, run the exit handlers (coverage's among them), and go.
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    atexit._run_exitfuncs()  # pyright: ignore[reportPrivateUsage]
-    os._exit(status)
+    cli(prog_name="contextpipe")
