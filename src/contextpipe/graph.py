@@ -28,6 +28,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from ._bulk import collector_paused
 from .storage import (
     Direction,
     EdgeRecord,
@@ -209,16 +210,22 @@ class ResolvedGraph:
 
     @cached_property
     def _records(self) -> tuple[list[NodeRecord], list[EdgeRecord]]:
-        return self._read()
+        with collector_paused():
+            return self._read()
 
     @cached_property
     def networkx(self) -> nx.MultiDiGraph[str]:
         """The whole resolved graph as a networkx graph (nodes carry kind, name, path and
         lines; edges are keyed by type).
         """
-        import networkx as nx
-
         nodes, declared = self._records
+        with collector_paused():
+            return self._build(nodes, declared)
+
+    @staticmethod
+    def _build(nodes: list[NodeRecord], declared: list[EdgeRecord]) -> nx.MultiDiGraph[str]:
+        import networkx as nx  # seconds of import for commands that never walk it
+
         graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         graph.add_node(_REPOSITORY, kind="repository", name="repository", path="")
         for node in nodes:
@@ -244,7 +251,9 @@ class ResolvedGraph:
         without building it.
         """
         if self._stats is None:
-            self._stats = _count(*self._records)
+            records = self._records
+            with collector_paused():
+                self._stats = _count(*records)
             if self._keep_stats is not None:
                 self._keep_stats(self._stats)
         return self._stats
