@@ -138,3 +138,8 @@ Feature: Strategy plugins
       """
     When the pipeline is opened
     Then loading fails with the one-line error "config.toml:2: store.backend: plugin 'odd' provides other, not 'odd'"
+
+  Scenario: A store backend that fails to open says so in one line, naming it
+    Given the installed store plugin "remote" fails to open with ConnectionRefusedError "no server at db:5432"
+    And the setting "store.backend" is "remote"
+    Then opening the pipeline fails with StoreError saying "store backend 'remote' failed to open: ConnectionRefusedError: no server at db:5432"

@@ -16,7 +16,7 @@ from testkit import (
     propose,
 )
 
-from contextpipe import Backends, ContextRequest
+from contextpipe import Backends, ContextpipeError, ContextRequest
 from contextpipe.config import load_settings
 from contextpipe.registry import PluginInfo, StrategyRegistry
 
@@ -179,6 +179,27 @@ def installed_store(context: Context, distribution: str, backend: str) -> None:
     module = distribution.replace("-", "_") + "_module"
     source = _MIRROR_STORE.replace("{backend}", backend)
     install_distribution(context, distribution, module, source, "contextpipe.stores")
+
+
+@given('the installed store plugin "{distribution}" fails to open with {error} "{message}"')
+def installed_failing_store(context: Context, distribution: str, error: str, message: str) -> None:
+    module = distribution.replace("-", "_") + "_module"
+    source = _MIRROR_STORE.replace("{backend}", distribution).replace(
+        "        return EmbeddedStore(",
+        f"        raise {error}({message!r})\n        return EmbeddedStore(",
+    )
+    install_distribution(context, distribution, module, source, "contextpipe.stores")
+
+
+@then('opening the pipeline fails with {error} saying "{words}"')
+def opening_fails(context: Context, error: str, words: str) -> None:
+    try:
+        pipeline(context)
+    except ContextpipeError as exc:
+        assert type(exc).__name__ == error, f"{type(exc).__name__}: {exc}"
+        assert "\n" not in str(exc) and words in str(exc), str(exc)
+    else:
+        raise AssertionError("the pipeline opened")
 
 
 @given('the installed store plugin "{distribution}" fails to import with {error} "{message}"')

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from . import hookspecs
 from .config import Settings, default_config_toml, disabled_plugins
-from .errors import ConfigError
+from .errors import ConfigError, ContextpipeError, StoreError
 from .logs import logger
 from .storage import Store, StoreBackend
 from .strategy import ContextStrategy
@@ -289,7 +289,15 @@ class StoreRegistry:
                 f"store.backend: plugin {name!r} provides {', '.join(info.provides)}, not {name!r}",
                 "store.backend",
             )
-        return cast(StoreBackend, provided[0]).open(settings, project_dir)
+        try:
+            return cast(StoreBackend, provided[0]).open(settings, project_dir)
+        except ContextpipeError:
+            raise
+        except Exception as exc:  # a backend's own failure, in one line that names it
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            raise StoreError(
+                f"store backend {name!r} failed to open: {type(exc).__name__}: {first_line}"
+            ) from None
 
 
 def commented_default_config() -> str:
