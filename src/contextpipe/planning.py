@@ -69,8 +69,7 @@ class Planner:
         """
         request_ends = time.perf_counter() + deadline_ms / 1000
         self._check_names(request)
-        skipped: list[StrategyReport] = []
-        eligible = self._eligible(request, backends, nothing_indexed, skipped)
+        eligible, skipped = self._eligible(request, backends, nothing_indexed)
         answers = await self._executor.confidences(
             [e.registered.strategy for e in eligible], request, backends, deadline_ms
         )
@@ -131,9 +130,11 @@ class Planner:
         request: ContextRequest,
         backends: Backends,
         nothing_indexed: bool,
-        skipped: list[StrategyReport],
-    ) -> list[_Eligible]:
-        """Rule 2: the wanted strategies that are enabled and have what they need."""
+    ) -> tuple[list[_Eligible], list[StrategyReport]]:
+        """Rule 2: the wanted strategies that are enabled and have what they need, and
+        reports for the others.
+        """
+        skipped: list[StrategyReport] = []
         wanted = request.strategies
         available = backends.available()
         eligible: list[_Eligible] = []
@@ -154,7 +155,7 @@ class Planner:
                 skipped.append(_skipped(registered, "skipped", reason))
                 continue
             eligible.append(_Eligible(registered, config, _weight(strategy.name, config, request)))
-        return eligible
+        return eligible, skipped
 
 
 def _weight(name: str, config: StrategySettings, request: ContextRequest) -> float:

@@ -12,6 +12,7 @@ query and a fragment the same way.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 #: The most terms a query is searched for; longer queries keep their first terms.
@@ -62,7 +63,7 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(informative or terms))[:MAX_QUERY_TERMS]
 
 
-def matched_terms(terms: list[str] | tuple[str, ...], text: str) -> tuple[str, ...]:
+def matched_terms(terms: Sequence[str], text: str) -> tuple[str, ...]:
     """The terms that occur in `text` or in the words of its identifiers."""
     haystack = f"{text.lower()} {identifier_words(text)}"
     return tuple(term for term in terms if term in haystack)
