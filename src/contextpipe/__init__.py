@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     )
     from .strategy import ContextStrategy
     from .text import identifier_words, matched_terms, query_terms
-    from .tokenizers import Tokenizer, get_tokenizer
+    from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
 
 __version__ = "0.1.0"
 
@@ -119,7 +119,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "strategy": ("ContextStrategy",),
     "text": ("identifier_words", "matched_terms", "query_terms"),
-    "tokenizers": ("Tokenizer", "get_tokenizer"),
+    "tokenizers": ("Tokenizer", "get_tokenizer", "preload_tokenizer"),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
@@ -200,6 +200,7 @@ __all__ = [
     "json_schema",
     "load_settings",
     "matched_terms",
+    "preload_tokenizer",
     "query_terms",
     "strategy_options",
 ]

@@ -46,7 +46,7 @@ from .registry import (
 from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
 from .storage import GraphView, Store, StoreStats
-from .tokenizers import Tokenizer, get_tokenizer
+from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
 
 if TYPE_CHECKING:
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, IngestLimits
@@ -90,6 +90,7 @@ class Pipeline:
             settings_overrides,
             environ,
         )
+        preload_tokenizer(loaded.settings.tokenizer.name)  # ready by the first request
         try:
             opened = StoreRegistry().open(loaded.settings, loaded.project_dir)
             registry = StrategyRegistry.discover(loaded.settings, environ)
