@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .budget import AllocationRequest, BudgetAllocator
     from .config import Settings, load_settings, strategy_options
-    from .errors import BudgetError, ConfigError, ContextpipeError, StoreError, TokenizerError
+    from .embedding import MODEL_INSTALL_COMMAND, Embedder
+    from .errors import (
+        BudgetError,
+        ConfigError,
+        ContextpipeError,
+        EmbedderError,
+        StoreError,
+        TokenizerError,
+    )
     from .formats import CONFIG_FILENAME, OutputFormat
     from .hookspecs import hookimpl
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
@@ -37,7 +45,7 @@ if TYPE_CHECKING:
         json_schema,
     )
     from .pipeline import Pipeline
-    from .registry import PluginInfo, RegisteredStrategy
+    from .registry import EmbedderRegistry, PluginInfo, RegisteredStrategy
     from .storage import (
         Backends,
         Direction,
@@ -71,7 +79,15 @@ __version__ = "0.1.0"
 _MODULES: dict[str, tuple[str, ...]] = {
     "budget": ("AllocationRequest", "BudgetAllocator"),
     "config": ("Settings", "load_settings", "strategy_options"),
-    "errors": ("BudgetError", "ConfigError", "ContextpipeError", "StoreError", "TokenizerError"),
+    "embedding": ("MODEL_INSTALL_COMMAND", "Embedder"),
+    "errors": (
+        "BudgetError",
+        "ConfigError",
+        "ContextpipeError",
+        "EmbedderError",
+        "StoreError",
+        "TokenizerError",
+    ),
     "formats": ("CONFIG_FILENAME", "OutputFormat"),
     "hookspecs": ("hookimpl",),
     "ingest.indexer": ("ForgetSummary", "IndexProgress", "IndexSummary", "Skipped"),
@@ -93,7 +109,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "json_schema",
     ),
     "pipeline": ("Pipeline",),
-    "registry": ("PluginInfo", "RegisteredStrategy"),
+    "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
     "storage": (
         "Backends",
         "Direction",
@@ -140,6 +156,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CONFIG_FILENAME",
+    "MODEL_INSTALL_COMMAND",
     "AllocationRequest",
     "AssembledContext",
     "Backends",
@@ -157,6 +174,9 @@ __all__ = [
     "DroppedList",
     "EdgeRecord",
     "EdgeTarget",
+    "Embedder",
+    "EmbedderError",
+    "EmbedderRegistry",
     "ForgetSummary",
     "FragmentLookup",
     "GraphEdge",

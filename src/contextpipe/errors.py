@@ -36,6 +36,12 @@ class TokenizerError(ContextpipeError):
     """An unknown tokenizer name, or its vocabulary files are missing or corrupt."""
 
 
+class EmbedderError(ContextpipeError):
+    """An embedding model that cannot be used: not installed (the message names
+    `contextpipe model install`), or a model file that is damaged (the message names it).
+    """
+
+
 def validation_problem(exc: ValidationError) -> tuple[str, str]:
     """The first error pydantic found, as its dotted location ('' for the value as a whole)
     and one line saying what is wrong: "unknown key" for a key the model does not have,

@@ -1,5 +1,6 @@
 """Discover plugins through entry points, each loaded inside its own guard: strategies
-(`contextpipe.strategies`) and store backends (`contextpipe.stores`).
+(`contextpipe.strategies`), store backends (`contextpipe.stores`) and embedders
+(`contextpipe.embedders`). Of the last two only the configured one is imported.
 
 A plugin that fails to import, raises in its hook, or returns something that is not a list
 of what its hook promises is recorded as `broken` with its error; every other plugin still
@@ -9,6 +10,7 @@ works. Each plugin's load time (its import and its hook) is recorded, and one sl
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -21,6 +23,7 @@ from pydantic import BaseModel
 
 from . import hookspecs
 from .config import Settings, default_config_toml, disabled_plugins
+from .embedding import Embedder
 from .errors import ConfigError, ContextpipeError, StoreError
 from .logs import logger
 from .storage import Store, StoreBackend
@@ -91,6 +94,24 @@ def _store_error(candidate: object) -> str | None:
     return None
 
 
+def _embedder_error(candidate: object) -> str | None:
+    """Why `candidate` is not an Embedder, or None when it is one. `space` is only looked
+    up, not read: reading it may load the weights.
+    """
+    kind = type(candidate).__name__
+    if not isinstance(getattr(candidate, "name", None), str):
+        return f"{kind}.name must be a str"
+    dimension = getattr(candidate, "dimension", None)
+    if not isinstance(dimension, int) or isinstance(dimension, bool) or dimension < 1:
+        return f"{kind}.dimension must be a positive int, got {dimension!r}"
+    if inspect.getattr_static(candidate, "space", None) is None:
+        return f"{kind} has no space"
+    for method in ("load", "embed"):
+        if not callable(getattr(candidate, method, None)):
+            return f"{kind} has no {method}() method"
+    return None
+
+
 @dataclass(frozen=True)
 class _Hook:
     """One kind of plugin: its hook, what the hook returns, and how to check each item."""
@@ -103,6 +124,7 @@ class _Hook:
 
 _STRATEGIES = _Hook("contextpipe_strategies", "strategies", "strategy", _strategy_error)
 _STORES = _Hook("contextpipe_stores", "store backends", "store backend", _store_error)
+_EMBEDDERS = _Hook("contextpipe_embedders", "embedders", "embedder", _embedder_error)
 
 
 class _PluginLoader:
@@ -251,46 +273,64 @@ class StrategyRegistry:
         return self.strategies.get(name)
 
 
+class _ChosenPlugin:
+    """The installed plugins of one entry-point group whose entry points are named like
+    what they provide; only the one asked for is imported (`choose`).
+    """
+
+    def __init__(self, hook: _Hook, group: str) -> None:
+        self._hook = hook
+        found = sorted(entry_points(group=group), key=lambda e: e.name)
+        self._entry_points = {entry_point.name: entry_point for entry_point in _unique(found)}
+
+    @property
+    def installed(self) -> list[str]:
+        """The names of the installed plugins, sorted."""
+        return list(self._entry_points)
+
+    def choose(self, name: str, key: str | None, arguments: Mapping[str, Any]) -> object:
+        """What plugin `name` provides under its own name. An unknown name, or a plugin
+        that is broken or does not provide `name`, is a `ConfigError` of one line, on `key`
+        (the setting that named it) when there is one.
+        """
+        noun = self._hook.noun
+        where = f"{key}: " if key else ""
+        entry_point = self._entry_points.get(name)
+        if entry_point is None:
+            installed = ", ".join(self.installed) or "none"
+            raise ConfigError(f"{where}unknown {noun} {name!r}; installed: {installed}", key)
+        loader = _PluginLoader(self._hook, arguments)
+        info = loader.load(entry_point)
+        if info.status != "ok":
+            raise ConfigError(f"{where}{noun} {name!r} is broken: {info.error}", key)
+        provided = loader.provided.get(name)
+        if provided is None:
+            provides = ", ".join(info.provides)
+            raise ConfigError(f"{where}plugin {name!r} provides {provides}, not {name!r}", key)
+        return provided[0]
+
+
 class StoreRegistry:
     """The store plugins installed (entry-point group `contextpipe.stores`, each entry point
     named like the backend it provides). Only the one `[store] backend` names is loaded.
     """
 
     def __init__(self) -> None:
-        self._loader = _PluginLoader(_STORES, {})
-        found = sorted(entry_points(group=hookspecs.STORE_ENTRY_POINT_GROUP), key=lambda e: e.name)
-        self._entry_points = {entry_point.name: entry_point for entry_point in _unique(found)}
+        self._plugins = _ChosenPlugin(_STORES, hookspecs.STORE_ENTRY_POINT_GROUP)
 
     @property
     def installed(self) -> list[str]:
         """The names of the installed backends."""
-        return list(self._entry_points)
+        return self._plugins.installed
 
     def open(self, settings: Settings, project_dir: Path) -> Store:
         """The store of the backend `[store] backend` names. An unknown name, or a plugin
         that is broken or does not provide that backend, is a `ConfigError` on that key.
         """
         name = settings.store.backend
-        entry_point = self._entry_points.get(name)
-        if entry_point is None:
-            installed = ", ".join(self.installed) or "none"
-            raise ConfigError(
-                f"store.backend: unknown store backend {name!r}; installed: {installed}",
-                "store.backend",
-            )
-        info = self._loader.load(entry_point)
-        if info.status != "ok":
-            raise ConfigError(
-                f"store.backend: store backend {name!r} is broken: {info.error}", "store.backend"
-            )
-        provided = self._loader.provided.get(name)
-        if provided is None:
-            raise ConfigError(
-                f"store.backend: plugin {name!r} provides {', '.join(info.provides)}, not {name!r}",
-                "store.backend",
-            )
+        backend = cast(StoreBackend, self._plugins.choose(name, "store.backend", {}))
         try:
-            return cast(StoreBackend, provided[0]).open(settings, project_dir)
+            return backend.open(settings, project_dir)
         except ContextpipeError:
             raise
         except Exception as exc:  # a backend's own failure, in one line that names it
@@ -298,6 +338,30 @@ class StoreRegistry:
             raise StoreError(
                 f"store backend {name!r} failed to open: {type(exc).__name__}: {first_line}"
             ) from None
+
+
+class EmbedderRegistry:
+    """The embedder plugins installed (entry-point group `contextpipe.embedders`, each entry
+    point named like the embedder it provides). Only the one asked for is loaded, and
+    constructing it reads no weights.
+    """
+
+    def __init__(self) -> None:
+        self._plugins = _ChosenPlugin(_EMBEDDERS, hookspecs.EMBEDDER_ENTRY_POINT_GROUP)
+
+    @property
+    def installed(self) -> list[str]:
+        """The names of the installed embedders, sorted."""
+        return self._plugins.installed
+
+    def embedder(self, settings: Settings, name: str | None = None) -> Embedder:
+        """The embedder called `name`, by default the one `[embedding] model` names. An
+        unknown name, or a plugin that is broken or does not provide it, is a `ConfigError`
+        (on `embedding.model` when the name came from there).
+        """
+        key = "embedding.model" if name is None else None
+        chosen = settings.embedding.model if name is None else name
+        return cast(Embedder, self._plugins.choose(chosen, key, {"settings": settings}))
 
 
 def commented_default_config() -> str:

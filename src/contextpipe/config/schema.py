@@ -159,6 +159,30 @@ class IngestSettings(BaseModel):
     )
 
 
+class EmbeddingSettings(BaseModel):
+    """The model that turns text into vectors for the semantic strategies."""
+
+    model_config = _STRICT
+
+    model: str = Field(
+        default="minilm",
+        description=(
+            'Embedder, by the name its plugin registers: "minilm" (all-MiniLM-L6-v2, 384-d;'
+            ' `contextpipe model install` puts it in place) and "static" (fast static word'
+            " vectors) are built in. Changing it re-embeds the store."
+        ),
+    )
+    batch_size: int = Field(
+        default=64,
+        ge=1,
+        le=4096,
+        description=(
+            "Texts embedded at a time: vectors are committed after each batch, so an"
+            " interrupted run loses at most one."
+        ),
+    )
+
+
 class PluginSettings(BaseModel):
     """Which plugins (entry-point names) load."""
 
@@ -209,6 +233,7 @@ class Settings(BaseModel):
     fusion: FusionSettings = Field(default_factory=FusionSettings)
     packing: PackingSettings = Field(default_factory=PackingSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     plugins: PluginSettings = Field(default_factory=PluginSettings)
     strategies: dict[str, StrategySettings] = Field(default_factory=dict[str, StrategySettings])
 
