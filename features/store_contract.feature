@@ -327,6 +327,41 @@ Feature: Every store backend keeps the same promises
       | uko://code/app/main.py#run   |
     And every store's timeline lists the first fragments of its whole list, at every limit up to 12
 
+  # -- vectors --------------------------------------------------------------------------
+
+  Scenario: Vectors are added a batch at a time for every full text that lacks one
+    Given every project is indexed
+    When every store adds vectors of the space "words-8" for the first 2 texts it says lack one
+    Then every store has vectors of "words-8" for 2 of its full texts, and lists the others as lacking one
+    When every store adds vectors of the space "words-8" for every text it says lacks one
+    Then every store has vectors of "words-8" for all of its full texts, and lists none as lacking one
+
+  Scenario: The nearest texts come most similar first, within the filters and the limit
+    Given every project is indexed
+    And every store has vectors of the space "words-8" for every full text
+    Then every store's nearest text to the vector of "uko://code/app/util.py#slug" is that text, with similarity 1
+    And every store's nearest texts in paths "docs/*" are only from "docs/budget.md"
+    And every store's nearest texts at every limit up to 8 are the first of its whole list, most similar first, ties by id
+    And every store gives the similarity of each text to a vector, and none for a text it has no vector of
+
+  Scenario: A writer for another space drops the old vectors; a store never mixes two spaces
+    Given every project is indexed
+    And every store has vectors of the space "words-8" for every full text
+    When every store adds vectors of the space "other-8" for the first 1 texts it says lack one
+    Then every store has no vectors of "words-8" to search
+    And every store has vectors of "other-8" for 1 of its full texts, and lists the others as lacking one
+
+  Scenario: A changed file needs vectors for its changed texts only
+    Given every project is indexed
+    And every store has vectors of the space "words-8" for every full text
+    When every project has a file "app/util.py" containing:
+      """
+      def slug(text: str) -> str:
+          return text.lower().replace(" ", "_")
+      """
+    And every project is indexed again
+    Then every store lists exactly the full texts of "app/util.py" as lacking a vector of "words-8"
+
   # -- the store's life -----------------------------------------------------------------
 
   Scenario: Moving the index aside keeps it and starts the next index empty

@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import parse
 from behave import given, register_type, step, then, when
 from behave.runner import Context
@@ -1391,3 +1392,163 @@ def answers_from_threads(context: Context, threads: int) -> None:
         assert not differing, f"{len(differing)} of {len(found)} threaded readers saw otherwise"
 
     _each(context, "readers in worker threads see what the caller sees", check)
+
+
+# -- vectors ---------------------------------------------------------------------------------
+
+_DIMENSION = 8
+
+
+def _vector(text: str) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """A made-up vector of a text: the same for the same text, length 1."""
+    raw = np.frombuffer(hashlib.sha256(text.encode()).digest()[:_DIMENSION], dtype=np.uint8)
+    vector = raw.astype(np.float32) - 127.5
+    return vector / np.linalg.norm(vector)
+
+
+def _add_vectors(store: Store, space: str, limit: int) -> None:
+    with store.vector_writer(space, _DIMENSION) as writer:
+        pending = writer.pending(limit)
+        if pending:
+            writer.add(
+                [digest for digest, _ in pending], np.stack([_vector(text) for _, text in pending])
+            )
+
+
+def _distinct_texts(store: Store) -> dict[str, str]:
+    """Every full text once, by content hash."""
+    return {fragment.content_hash: fragment.text for fragment in _full_texts(store)}
+
+
+@step(
+    'every store adds vectors of the space "{space:Plain}" for the first {count:d} texts it'
+    " says lack one"
+)
+def add_some_vectors(context: Context, space: str, count: int) -> None:
+    _each(context, "vectors can be added", lambda s: _add_vectors(s.store, space, count))
+
+
+@step('every store adds vectors of the space "{space:Plain}" for every text it says lacks one')
+@step('every store has vectors of the space "{space:Plain}" for every full text')
+def add_all_vectors(context: Context, space: str) -> None:
+    _each(context, "vectors can be added", lambda s: _add_vectors(s.store, space, _ALL))
+
+
+def _lacking(store: Store, space: str) -> list[tuple[str, str]]:
+    with store.vector_writer(space, _DIMENSION) as writer:
+        return list(writer.pending(_ALL))
+
+
+@then(
+    'every store has vectors of "{space:Plain}" for {count:d} of its full texts, and lists the'
+    " others as lacking one"
+)
+@then(
+    'every store has vectors of "{space:Plain}" for all of its full texts, and lists none as'
+    " lacking one"
+)
+def vectors_held(context: Context, space: str, count: int | None = None) -> None:
+    def check(subject: _Subject) -> None:
+        texts = _distinct_texts(subject.store)
+        held = len(texts) if count is None else count
+        index = subject.store.vector_index(space)
+        assert index is not None, f"no vectors of {space!r} to search"
+        coverage = index.coverage()
+        assert (coverage.embedded, coverage.total) == (held, len(texts)), coverage
+        lacking = _lacking(subject.store, space)
+        assert len(lacking) == len(texts) - held, f"{len(lacking)} listed as lacking a vector"
+        assert all(texts.get(digest) == text for digest, text in lacking), "a wrong text listed"
+        assert len({digest for digest, _ in lacking}) == len(lacking), "a text listed twice"
+
+    _each(context, "vectors are added for the texts that lack them", check)
+
+
+@then('every store has no vectors of "{space:Plain}" to search')
+def no_vectors_of(context: Context, space: str) -> None:
+    def check(subject: _Subject) -> None:
+        assert subject.store.vector_index(space) is None, f"vectors of {space!r} are kept"
+
+    _each(context, "a store holds the vectors of one space", check)
+
+
+def _index(store: Store) -> Any:
+    index = store.vector_index("words-8")
+    assert index is not None, "no vectors of 'words-8' to search"
+    return index
+
+
+@then('every store\'s nearest text to the vector of "{uri:Plain}" is that text, with similarity 1')
+def nearest_is_itself(context: Context, uri: str) -> None:
+    def check(subject: _Subject) -> None:
+        (text,) = {f.text for f in _full_texts(subject.store) if f.uko_uri == uri}
+        hits = _index(subject.store).nearest(_vector(text), 1, RequestFilters())
+        assert [h.fragment.uko_uri for h in hits] == [uri], [h.fragment.uko_uri for h in hits]
+        assert abs(hits[0].similarity - 1) < 1e-5, hits[0].similarity
+
+    _each(context, "the nearest text to a text's own vector is that text", check)
+
+
+@then('every store\'s nearest texts in paths "{paths:Plain}" are only from "{path:Plain}"')
+def nearest_filtered(context: Context, paths: str, path: str) -> None:
+    def check(subject: _Subject) -> None:
+        filters = RequestFilters(paths=list(_listed(paths)))
+        expected = [f for f in _full_texts(subject.store) if f.source.path == path]
+        hits = _index(subject.store).nearest(_vector("budget"), _ALL, filters)
+        assert {h.fragment.id for h in hits} == {f.id for f in expected}, [
+            h.fragment.source.path for h in hits
+        ]
+
+    _each(context, "a vector search keeps to its filters and hides no match", check)
+
+
+@then(
+    "every store's nearest texts at every limit up to {most:d} are the first of its whole list,"
+    " most similar first, ties by id"
+)
+def nearest_limits(context: Context, most: int) -> None:
+    def check(subject: _Subject) -> None:
+        index = _index(subject.store)
+        query = _vector("slug")
+        whole = list(index.nearest(query, _ALL, RequestFilters()))
+        assert len(whole) == len(_full_texts(subject.store)), "not every full text is listed"
+        order = [(-h.similarity, h.fragment.id) for h in whole]
+        assert order == sorted(order), "not most similar first, ties by id"
+        for limit in range(most + 1):
+            ids = [h.fragment.id for h in index.nearest(query, limit, RequestFilters())]
+            assert ids == [h.fragment.id for h in whole[:limit]], f"limit {limit}: {ids}"
+
+    _each(context, "nearest texts come in one order whatever the limit", check)
+
+
+@then(
+    "every store gives the similarity of each text to a vector, and none for a text it has no"
+    " vector of"
+)
+def similarities_given(context: Context) -> None:
+    def check(subject: _Subject) -> None:
+        fragments = list(_full_texts(subject.store))
+        stranger = fragments[0].model_copy(update={"content_hash": "0" * 64})
+        query = _vector("budget")
+        found = _index(subject.store).similarities(query, [*fragments, stranger])
+        expected = [float(_vector(f.text) @ query) for f in fragments]
+        assert found[-1] is None, found[-1]
+        assert all(
+            got is not None and abs(got - want) < 1e-5
+            for got, want in zip(found[:-1], expected, strict=True)
+        ), (found, expected)
+
+    _each(context, "similarities are those of the stored vectors", check)
+
+
+@then(
+    'every store lists exactly the full texts of "{path:Plain}" as lacking a vector of'
+    ' "{space:Plain}"'
+)
+def lacking_changed(context: Context, path: str, space: str) -> None:
+    def check(subject: _Subject) -> None:
+        changed = {f.content_hash for f in _full_texts(subject.store) if f.source.path == path}
+        others = {f.content_hash for f in _full_texts(subject.store) if f.source.path != path}
+        lacking = {digest for digest, _ in _lacking(subject.store, space)}
+        assert lacking == changed - others, f"{len(lacking)} lacking, {len(changed)} changed"
+
+    _each(context, "a re-index keeps the vectors of unchanged texts", check)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from .formats import CONFIG_FILENAME, OutputFormat
     from .hookspecs import hookimpl
+    from .ingest.embedding import EmbedProgress, EmbedSummary
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
     from .logs import configure_logging
     from .models import (
@@ -68,6 +69,11 @@ if TYPE_CHECKING:
         TextHit,
         TextSearch,
         Timeline,
+        VectorCoverage,
+        VectorHit,
+        VectorIndex,
+        VectorSearch,
+        VectorWriter,
     )
     from .strategy import ContextStrategy
     from .text import identifier_words, matched_terms, query_terms
@@ -90,6 +96,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "formats": ("CONFIG_FILENAME", "OutputFormat"),
     "hookspecs": ("hookimpl",),
+    "ingest.embedding": ("EmbedProgress", "EmbedSummary"),
     "ingest.indexer": ("ForgetSummary", "IndexProgress", "IndexSummary", "Skipped"),
     "logs": ("configure_logging",),
     "models": (
@@ -132,6 +139,11 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "TextHit",
         "TextSearch",
         "Timeline",
+        "VectorCoverage",
+        "VectorHit",
+        "VectorIndex",
+        "VectorSearch",
+        "VectorWriter",
     ),
     "strategy": ("ContextStrategy",),
     "text": ("identifier_words", "matched_terms", "query_terms"),
@@ -174,6 +186,8 @@ __all__ = [
     "DroppedList",
     "EdgeRecord",
     "EdgeTarget",
+    "EmbedProgress",
+    "EmbedSummary",
     "Embedder",
     "EmbedderError",
     "EmbedderRegistry",
@@ -212,6 +226,11 @@ __all__ = [
     "Timeline",
     "Tokenizer",
     "TokenizerError",
+    "VectorCoverage",
+    "VectorHit",
+    "VectorIndex",
+    "VectorSearch",
+    "VectorWriter",
     "__version__",
     "configure_logging",
     "get_tokenizer",

@@ -23,7 +23,7 @@ from . import CONFIG_FILENAME, ContextpipeError, OutputFormat, __version__, conf
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from . import AssembledContext, IndexSummary, Pipeline
+    from . import AssembledContext, EmbedSummary, IndexSummary, Pipeline
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -124,43 +124,53 @@ def _print_summary(summary: IndexSummary) -> None:
 
 
 class _BarProgress:
-    """A progress bar on a terminal: files done, files per second, time left."""
+    """A progress bar on a terminal: files (or texts) done, per second, time left."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress, unit: str) -> None:
         self._progress = progress
-        self._task = progress.add_task("indexing", total=None, rate="")
+        self._unit = unit
+        self._task = progress.add_task("", total=None, rate="")
         self._started = time.perf_counter()
         self._done = 0
 
-    def started(self, root: str, total: int) -> None:
-        self._progress.reset(self._task, total=total, description=root, rate="")
+    def started(self, label: str, total: int) -> None:
+        self._progress.reset(self._task, total=total, description=label, rate="")
         self._started, self._done = time.perf_counter(), 0
 
     def file(self, path: str) -> None:
-        self._done += 1
+        self.embedded(1)
+
+    def embedded(self, count: int) -> None:
+        self._done += count
         rate = self._done / max(time.perf_counter() - self._started, 1e-9)
-        self._progress.update(self._task, advance=1, rate=f"{rate:.0f} files/s")
+        self._progress.update(self._task, advance=count, rate=f"{rate:.0f} {self._unit}/s")
 
 
 class _LogProgress:
-    """Plain lines on stderr when not on a terminal: one every 1,000 files."""
+    """Plain lines on stderr when not on a terminal: one every 1,000 files (or texts)."""
 
-    def __init__(self) -> None:
-        self._root = ""
+    def __init__(self, unit: str) -> None:
+        self._unit = unit
+        self._label = ""
         self._total = 0
         self._done = 0
         self._started = time.perf_counter()
 
-    def started(self, root: str, total: int) -> None:
-        self._root, self._total, self._done = root, total, 0
+    def started(self, label: str, total: int) -> None:
+        self._label, self._total, self._done = label, total, 0
         self._started = time.perf_counter()
 
     def file(self, path: str) -> None:
-        self._done += 1
-        if self._done % 1000 == 0:
+        self.embedded(1)
+
+    def embedded(self, count: int) -> None:
+        before, self._done = self._done, self._done + count
+        if self._done // 1000 > before // 1000:
             rate = self._done / max(time.perf_counter() - self._started, 1e-9)
             click.echo(
-                f"{self._root}: {self._done}/{self._total} files ({rate:.0f} files/s)", err=True
+                f"{self._label}: {self._done}/{self._total} {self._unit}"
+                f" ({rate:.0f} {self._unit}/s)",
+                err=True,
             )
 
 
@@ -205,9 +215,11 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
                 TimeRemainingColumn(),
             )
             with Progress(*columns, console=stderr, transient=True) as bar:
-                summaries = pipeline.index(roots, _BarProgress(bar))
+                summaries = pipeline.index(roots, _BarProgress(bar, "files"))
+                vectors, no_vectors = _embed(pipeline, _BarProgress(bar, "texts"))
         else:
-            summaries = pipeline.index(roots, _LogProgress())
+            summaries = pipeline.index(roots, _LogProgress("files"))
+            vectors, no_vectors = _embed(pipeline, _LogProgress("texts"))
         store = pipeline.stats()
     if output_format == "json":
         result = {
@@ -217,6 +229,7 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
                 "fragments": store.fragments,
                 "searchable": store.searchable,
             },
+            "vectors": asdict(vectors) if vectors else {"error": no_vectors},
             "moved_aside": moved,
         }
         click.echo(json.dumps(result, indent=2))
@@ -226,6 +239,25 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
     click.echo(
         f"store: {store.location} ({store.fragments} fragments, {store.searchable} searchable)"
     )
+    if vectors is not None:
+        click.echo(
+            f"vectors: {vectors.embedded} texts embedded with {vectors.embedder} in"
+            f" {vectors.seconds:.2f} s; {vectors.with_vectors} of {vectors.total} have vectors"
+        )
+    else:
+        click.echo(f"vectors: none computed ({no_vectors}); keyword search works without them")
+
+
+def _embed(
+    pipeline: Pipeline, progress: _BarProgress | _LogProgress
+) -> tuple[EmbedSummary | None, str]:
+    """Compute the vectors the store lacks; without a usable model, why not instead."""
+    from . import EmbedderError
+
+    try:
+        return pipeline.embed(progress), ""
+    except EmbedderError as exc:
+        return None, str(exc)
 
 
 @cli.command()

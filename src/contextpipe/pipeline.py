@@ -29,7 +29,7 @@ from .config import (
     effective_items,
     load_settings,
 )
-from .errors import ConfigError, ContextpipeError, StoreError, validation_problem
+from .errors import ConfigError, ContextpipeError, EmbedderError, StoreError, validation_problem
 from .executor import PlannedRun, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
 from .logs import configure_logging, is_configured, logger
@@ -37,6 +37,7 @@ from .models import AssembledContext, ContextFragment, ContextRequest, DroppedRo
 from .packing import Packer, PackingCache, PackingPolicy
 from .planning import Planner
 from .registry import (
+    EmbedderRegistry,
     PluginInfo,
     RegisteredStrategy,
     StoreRegistry,
@@ -45,21 +46,31 @@ from .registry import (
 )
 from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
-from .storage import GraphView, Store, StoreStats
+from .storage import VECTORS, Backends, GraphView, Store, StoreStats
 from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
+from .vector_search import DISABLED, with_vectors, without_vectors
 
 if TYPE_CHECKING:
+    from .embedding import Embedder
+    from .ingest.embedding import EmbedProgress, EmbedSummary
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, IngestLimits
 
 
 class Pipeline:
     """Index sources and assemble budgeted, cited context from them."""
 
-    def __init__(self, loaded: LoadedSettings, store: Store, registry: StrategyRegistry) -> None:
+    def __init__(
+        self,
+        loaded: LoadedSettings,
+        store: Store,
+        registry: StrategyRegistry,
+        embedder: Embedder,
+    ) -> None:
         self.loaded = loaded
         self.settings = loaded.settings
         self.store = store
         self.registry = registry
+        self.embedder = embedder
         self._executor = StrategyExecutor()
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
@@ -93,13 +104,14 @@ class Pipeline:
         preload_tokenizer(loaded.settings.tokenizer.name)  # ready by the first request
         try:
             opened = StoreRegistry().open(loaded.settings, loaded.project_dir)
+            embedder = EmbedderRegistry().embedder(loaded.settings)
             registry = StrategyRegistry.discover(loaded.settings, environ)
         except ConfigError as exc:  # a bad backend name or plugin option: name file and line
             raise loaded.located(exc) from None
         not_loaded = [f"{p.name} ({p.status})" for p in registry.plugins if p.status != "ok"]
         for name, warning in loaded.unknown_strategies(registry.strategies, not_loaded):
             logger.warning("unknown strategy", strategy=name, message=warning)
-        return cls(loaded, opened, registry)
+        return cls(loaded, opened, registry, embedder)
 
     @staticmethod
     def effective_config(
@@ -177,6 +189,20 @@ class Pipeline:
             for root in self.index_roots(paths)
         ]
 
+    def embed(self, progress: EmbedProgress | None = None) -> EmbedSummary:
+        """Compute the vectors the store lacks with the configured embedder (after `index`;
+        resumable: what was embedded stays when a run is cut short). An `EmbedderError`
+        when the model is not installed or damaged, or embedding is disabled in config.
+        """
+        from .ingest.embedding import embed_pending
+
+        if not self.settings.embedding.enabled:
+            raise EmbedderError(DISABLED)
+        self.store.check()
+        return embed_pending(
+            self.store, self.embedder, self.settings.embedding.batch_size, progress
+        )
+
     def forget(self, path: str | Path) -> ForgetSummary:
         """Remove every indexed file at or under `path` (which need not exist any more)
         from the store; an error when nothing is indexed there.
@@ -237,7 +263,7 @@ class Pipeline:
         request = self.request(request_or_query, **fields)
         tokenizer = get_tokenizer(request.tokenizer or self.settings.tokenizer.name)
         packer = self._packer(renderer_for(request.output), tokenizer)
-        backends = self.store.backends()
+        backends = self._backends()
         timings: dict[str, float] = {}
 
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
@@ -265,6 +291,22 @@ class Pipeline:
         )
         log_assembly(context)
         return context
+
+    def _backends(self) -> Backends:
+        """The store's capabilities, with vector search when an enabled strategy needs it
+        (loading the embedding model is not free).
+        """
+        backends = self.store.backends()
+        wanted = any(
+            VECTORS in registered.strategy.required_backends
+            and self.settings.strategy(name).enabled
+            for name, registered in self.registry.strategies.items()
+        )
+        if not wanted:
+            return backends
+        if not self.settings.embedding.enabled:
+            return without_vectors(backends, DISABLED)
+        return with_vectors(backends, self.store, self.embedder)
 
     def _accept(
         self,

@@ -152,6 +152,9 @@ class Planner:
                 reason = f"needs backend {', '.join(missing)}, which the store lacks" + (
                     " (nothing indexed yet)" if nothing_indexed else ""
                 )
+                explained = [backends.reasons[name] for name in missing if name in backends.reasons]
+                if explained:
+                    reason = f"needs backend {', '.join(missing)}: {'; '.join(explained)}"
                 skipped.append(_skipped(registered, "skipped", reason))
                 continue
             eligible.append(_Eligible(registered, config, _weight(strategy.name, config, request)))

@@ -8,22 +8,31 @@ these, never to a concrete backend.
 - An `IndexWriter` writes whole files (`StoredFile`, `NewFragment`, `NodeRecord`,
   `EdgeRecord`): everything read from one file commits together or not at all.
 - `Backends` is the typed map of read capabilities a store fills in: fragment lookup,
-  text search, the resolved graph, the timeline. Strategies name the ones they need in
-  `required_backends`; a missing one is None here and skips them.
+  text search, the resolved graph, the timeline, and vector search, which the pipeline
+  adds from the store's `VectorIndex` and the configured embedder. Strategies name the
+  ones they need in `required_backends`; a missing one is None here, with the reason in
+  `Backends.reasons` when there is one, and skips them.
+- Vectors are kept per vector space (one embedder's): a `VectorWriter` adds the vectors
+  of fragments that lack them, a batch at a time, and opening one for another space
+  drops the old vectors, so two spaces are never mixed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, runtime_checkable
 
 from .config import Settings
 from .models import ContextFragment, RequestFilters
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 # -- what an index writer writes ---------------------------------------------------------
 
@@ -217,11 +226,86 @@ class Timeline(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class VectorHit:
+    """One vector-search result: the fragment and its cosine similarity to the query."""
+
+    fragment: ContextFragment
+    similarity: float
+
+
+@dataclass(frozen=True)
+class VectorCoverage:
+    """How many of the full-text fragments have a vector of the space searched."""
+
+    embedded: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        """The embedded share, 0 to 1 (1 for an empty store)."""
+        return self.embedded / self.total if self.total else 1.0
+
+    def remark(self) -> str:
+        """For a strategy's reasons: '' when every text has a vector, else how many do."""
+        if self.embedded >= self.total:
+            return ""
+        return f"; {self.share:.0%} of the store has vectors so far"
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """A store's vectors of one space, searched with query vectors."""
+
+    def coverage(self) -> VectorCoverage:
+        """How much of the store has a vector of this space."""
+        ...
+
+    def nearest(
+        self, vector: NDArray[np.float32], limit: int, filters: RequestFilters
+    ) -> Sequence[VectorHit]:
+        """The most similar full-text fragments first, ties by id."""
+        ...
+
+    def similarities(
+        self, vector: NDArray[np.float32], fragments: Sequence[ContextFragment]
+    ) -> Sequence[float | None]:
+        """Each fragment's similarity to `vector` (None: it has no vector)."""
+        ...
+
+
+@runtime_checkable
+class VectorSearch(Protocol):
+    """Search by meaning: query texts are embedded by the configured embedder and matched
+    against the store's vectors of that embedder's space.
+    """
+
+    @property
+    def embedder(self) -> str:
+        """The name of the embedder that made the vectors."""
+        ...
+
+    def coverage(self) -> VectorCoverage:
+        """How much of the store has vectors to search."""
+        ...
+
+    def nearest(self, query: str, limit: int, filters: RequestFilters) -> Sequence[VectorHit]:
+        """The fragments most similar to `query` first, ties by id."""
+        ...
+
+    def similarities(
+        self, query: str, fragments: Sequence[ContextFragment]
+    ) -> Sequence[float | None]:
+        """Each fragment's similarity to `query` (None: it has no vector)."""
+        ...
+
+
 #: Capability names strategies use in `required_backends`.
 STORE = "store"
 TEXT = "text"
 GRAPH = "graph"
 TIMELINE = "timeline"
+VECTORS = "vectors"
 
 
 @dataclass(frozen=True)
@@ -232,16 +316,20 @@ class Backends:
     text: TextSearch | None = None
     graph: GraphView | None = None
     timeline: Timeline | None = None
+    vectors: VectorSearch | None = None
+    #: Why a capability is missing, by name, when more can be said than that it is.
+    reasons: Mapping[str, str] = field(default_factory=lambda: {})
 
     def available(self) -> frozenset[str]:
         """Names of the capabilities present: `store` (fragment lookup), `text`, `graph`,
-        `timeline`.
+        `timeline`, `vectors`.
         """
         offered = (
             (STORE, self.fragments),
             (TEXT, self.text),
             (GRAPH, self.graph),
             (TIMELINE, self.timeline),
+            (VECTORS, self.vectors),
         )
         return frozenset(name for name, backend in offered if backend is not None)
 
@@ -287,6 +375,24 @@ class IndexWriter(Protocol):
 
     def commit(self) -> None:
         """Commit what was done so far and go on; another writer may take its turn between."""
+        ...
+
+
+class VectorWriter(Protocol):
+    """Adds the vectors of one space to a store, a batch at a time."""
+
+    def pending(self, limit: int) -> Sequence[tuple[str, str]]:
+        """Up to `limit` full-text fragments without a vector, as (content hash, text), in
+        a stable order; a text stored twice comes once.
+        """
+        ...
+
+    def add(self, content_hashes: Sequence[str], vectors: NDArray[np.float32]) -> None:
+        """Keep the vectors (one row per hash) and commit them: a batch is all or nothing."""
+        ...
+
+    def coverage(self) -> VectorCoverage:
+        """How much of the store has a vector of this space now."""
         ...
 
 
@@ -336,6 +442,16 @@ class Store(Protocol):
         """A write session; what it did commits at `commit` and at its end, and an error
         rolls back only what was not committed yet.
         """
+        ...
+
+    def vector_writer(self, space: str, dimension: int) -> AbstractContextManager[VectorWriter]:
+        """A session adding vectors of `space` (`dimension` wide). Vectors of any other space
+        are dropped first: the store holds one space at a time.
+        """
+        ...
+
+    def vector_index(self, space: str) -> VectorIndex | None:
+        """The store's vectors of `space` for searching; None when it holds none of them."""
         ...
 
     def backends(self) -> Backends:

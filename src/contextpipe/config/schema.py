@@ -164,6 +164,13 @@ class EmbeddingSettings(BaseModel):
 
     model_config = _STRICT
 
+    enabled: bool = Field(
+        default=True,
+        description=(
+            "Compute vectors after each `contextpipe index` (the semantic strategies need"
+            " them); false: text and graph only, the semantic strategies are skipped."
+        ),
+    )
     model: str = Field(
         default="minilm",
         description=(

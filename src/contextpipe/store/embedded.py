@@ -45,6 +45,7 @@ from ..storage import (
     TextHit,
 )
 from ..text import identifier_words, matched_terms, query_terms
+from . import _vectors
 from ._health import file_damage, inspect, is_damage
 from ._variants import VariantsMemo
 
@@ -178,6 +179,7 @@ class EmbeddedStore:
         # The resolved graph of one generation of the index, shared by every thread.
         self._graph: tuple[int, ResolvedGraph] | None = None
         self._graph_lock = threading.Lock()
+        self._vectors: dict[tuple[str, int], _vectors.EmbeddedVectors] = {}
 
     @property
     def location(self) -> str:
@@ -217,6 +219,7 @@ class EmbeddedStore:
                     f"{self.directory}: no index here; run `contextpipe index PATH` first"
                 )
             connection = self._open_checked()
+            _vectors.attach(connection, self.directory)
             self._local.connection = connection
         return connection
 
@@ -419,6 +422,47 @@ class EmbeddedStore:
             score = -float(ranks[row[-1]])
             hits.append(TextHit(fragment, score, matched_terms(terms, fragment.text)))
         return hits
+
+    def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """Every row of a query on this thread's reader (the vectors attached as `v`)."""
+        return self._query(sql, params)
+
+    def fragments_by_rowid(self, rowids: Sequence[int]) -> dict[int, ContextFragment]:
+        """The fragments with these row ids, by row id."""
+        rows = self._query(
+            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
+            " WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(rowids)),),
+        )
+        return {int(row[-1]): _fragment(row[:-1]) for row in rows}
+
+    def filtered_rowids(self, filters: RequestFilters) -> list[int]:
+        """Row ids of the full-text fragments that fit the filters."""
+        where, params = _filter_sql(filters)
+        rows = self._query(
+            f"SELECT rowid FROM fragments WHERE {_vectors.FULL_TEXT} {where}", params
+        )
+        return [int(row[0]) for row in rows]
+
+    @contextmanager
+    def vector_writer(self, space: str, dimension: int) -> Generator[_vectors.VectorWriterSession]:
+        """A session adding vectors of `space` (see `_vectors`)."""
+        self.check()
+        with self._damage_reported(), _vectors.vector_writer(self, space, dimension) as writer:
+            yield writer
+
+    def vector_index(self, space: str) -> _vectors.EmbeddedVectors | None:
+        """The store's vectors of `space`, searched exactly; None when it has none."""
+        if not self.exists():
+            return None
+        stored = _vectors.stored_space(self)
+        if stored is None or stored[0] != space:
+            return None
+        with self._graph_lock:  # one index, and so one matrix in memory, per space
+            index = self._vectors.get(stored)
+            if index is None:
+                index = self._vectors[stored] = _vectors.EmbeddedVectors(self, *stored)
+            return index
 
     def recent(
         self,

@@ -1,0 +1,102 @@
+Feature: Search by meaning
+  `contextpipe index` writes the text and the graph first, then computes a vector for every
+  full-text fragment with the configured embedder (`[embedding] model`). The strategy
+  `semantic-embedding` proposes the fragments nearest to the query in that vector space;
+  `relevance` combines their similarity with keyword scores. A query never waits for
+  vectors: until they exist, both strategies are skipped, saying what to run.
+
+  Background:
+    Given three short documents about baking bread, rockets and caring for a puppy
+
+  Scenario: A question in other words than the documents' finds the right one by meaning
+    Given the project is indexed
+    And the vectors of the store are computed
+    When I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context starts with the document "docs/puppy.md"
+    And its reason from "semantic-embedding" gives the similarity to the query
+
+  Scenario: Keyword search alone finds nothing for the same question
+    Given the project is indexed
+    When I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "simple-keyword"
+    Then no document is in the context
+
+  Scenario: Until the vectors are computed the semantic strategies are skipped, saying what to run
+    Given the project is indexed
+    When I ask for "caring for a puppy" within 200 tokens
+    Then the report of "semantic-embedding" says skipped with a reason mentioning "contextpipe index PATH"
+    And the report of "relevance" says skipped with a reason mentioning "no vectors of embedder"
+    And the context starts with the document "docs/puppy.md"
+
+  Scenario: Computing vectors again embeds only new and changed texts
+    Given the project is indexed
+    And the vectors of the store are computed
+    When I change "docs/rocket.md" to:
+      """
+      # Rockets
+
+      A rocket carries its own oxidiser, so its engine also works in the vacuum of space.
+      """
+    And I add the file "docs/garden.md" with "# Tomatoes\n\nWater tomato plants at the root, in the morning."
+    And the project is indexed again and its vectors are computed
+    Then 2 texts were embedded
+    And every full-text fragment of the store has a vector
+
+  Scenario: Another embedder replaces the store's vectors instead of mixing them
+    Given the project is indexed
+    And the vectors of the store are computed
+    When the vectors are computed again with the embedder "static"
+    Then every text was embedded again
+    And the store's vectors are those of "static" only
+    And a pipeline configured for "minilm" skips "semantic-embedding" saying "no vectors of embedder 'minilm'"
+
+  Scenario: A similarity threshold leaves out what is not similar enough
+    Given the setting "strategies.semantic-embedding.options.min_similarity" is 0.99
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the report of "semantic-embedding" shows 0 candidates proposed
+
+  Scenario: While vectors are being computed, the reasons say how much of the store has them
+    Given the setting "embedding.batch_size" is 1
+    And the project is indexed
+    And computing the vectors is interrupted after the first batch
+    When I ask for "How do I bake bread?" within 200 tokens using only the strategy "semantic-embedding"
+    Then every reason from "semantic-embedding" says "33% of the store has vectors so far"
+
+  Scenario: relevance shows each part of its score in the reason
+    Given the project is indexed
+    And the vectors of the store are computed
+    When I ask for "rocket engine in orbit" within 200 tokens using only the strategy "relevance"
+    Then the context starts with the document "docs/rocket.md"
+    And its reason from "relevance" names the lexical, semantic, title and path parts
+
+  Scenario: A damaged vectors file is moved aside and keyword search goes on
+    Given the project is indexed
+    And the vectors of the store are computed
+    When the vectors file of the store is overwritten with garbage
+    And I ask for "rocket engine" within 200 tokens
+    Then the context starts with the document "docs/rocket.md"
+    And the damaged vectors file was kept beside the store
+    And the report of "semantic-embedding" says skipped with a reason mentioning "no vectors of embedder"
+
+  Scenario: A killed embedding run keeps what it committed, and the next run goes on from there
+    Given 300 more short documents
+    And the project is indexed
+    When a `contextpipe index` of the project is killed once some vectors are committed
+    And `contextpipe index` runs on the project again
+    Then the second run embedded only the texts the first did not
+    And every full-text fragment of the store has a vector
+
+  Scenario: Each kind of score is normalised over the pool as configured
+    Then min-max normalisation maps any pool of scores onto 0 to 1, keeping their order
+    And z-score normalisation gives any pool of unequal scores mean 0 and deviation 1
+    And a pool of equal scores normalises to 1 by min-max when positive, 0 otherwise, and 0 by z-score
+
+  Scenario: With all its weight on the lexical score, relevance ranks as keyword search does
+    Given the setting "strategies.relevance.options.semantic_weight" is 0.0
+    And the setting "strategies.relevance.options.title_bonus" is 0.0
+    And the setting "strategies.relevance.options.path_bonus" is 0.0
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "rocket engine dough oven vet" within 2000 tokens using only the strategy "relevance"
+    Then the fragments proposed by "relevance" come in the order "simple-keyword" proposes them

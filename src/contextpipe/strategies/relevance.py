@@ -1,0 +1,179 @@
+"""`relevance`: hybrid lexical and semantic scoring of a pool drawn from both indexes.
+
+Rules, in order:
+
+1. The pool is the best `pool_size` text-search hits and the `pool_size` nearest vector
+   hits, each fragment once.
+2. Every pooled fragment gets both raw scores: its BM25 score (0 when text search did not
+   return it: it matched too few query terms to be among the best) and its cosine
+   similarity to the query (0 when it has no vector yet).
+3. Each kind of score is normalised over the pool, by min-max (to 0-1; all equal: 1 when
+   positive, else 0) or by z-score (mean 0, deviation 1; all equal: 0), as `normalise`
+   says. Scores, not only ranks, so that a clear winner stays clear.
+4. The hybrid score is `lexical_weight * lexical + semantic_weight * semantic`, plus
+   `title_bonus` times the share of query terms in the fragment's title (a heading or
+   definition name) and `path_bonus` times the share in its source path.
+5. Candidates come best hybrid score first, ties by fragment id, enough to hold twice
+   the strategy's allocation; each reason shows every component.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contextpipe import (
+    Backends,
+    Candidate,
+    ContextFragment,
+    ContextRequest,
+    ContextStrategy,
+    Settings,
+    hookimpl,
+    identifier_words,
+    query_terms,
+    strategy_options,
+)
+
+NAME = "relevance"
+
+#: A list holding this many times the allocation is all the pipeline reads (acceptance).
+_REACH = 2
+
+
+class RelevanceOptions(BaseModel):
+    """`[strategies.relevance.options]`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pool_size: int = Field(
+        default=100, ge=1, le=2000, description="Hits drawn from each index (1-2000)."
+    )
+    normalise: Literal["minmax", "zscore"] = Field(
+        default="minmax",
+        description="How each kind of score is normalised over the pool: minmax or zscore.",
+    )
+    lexical_weight: float = Field(
+        default=0.5, ge=0.0, description="Weight of the normalised BM25 score."
+    )
+    semantic_weight: float = Field(
+        default=0.5, ge=0.0, description="Weight of the normalised cosine similarity."
+    )
+    title_bonus: float = Field(
+        default=0.1, ge=0.0, description="Added times the share of query terms in the title."
+    )
+    path_bonus: float = Field(
+        default=0.05, ge=0.0, description="Added times the share of query terms in the path."
+    )
+
+
+@dataclass
+class _Pooled:
+    fragment: ContextFragment
+    bm25: float = 0.0
+    cosine: float = 0.0
+
+
+def normalised(values: Sequence[float], method: str) -> list[float]:
+    """Rule 3 for one kind of score over the pool."""
+    if not values:
+        return []
+    if method == "zscore":
+        mean = statistics.fmean(values)
+        deviation = statistics.pstdev(values)
+        return [(v - mean) / deviation if deviation else 0.0 for v in values]
+    low, high = min(values), max(values)
+    if high == low:
+        return [1.0 if high > 0 else 0.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
+
+
+def _share(terms: Sequence[str], text: str) -> float:
+    """The share of query terms that are words of `text` (identifiers split into words)."""
+    if not terms:
+        return 0.0
+    words = set(f"{text} {identifier_words(text)}".lower().replace("/", " ").split())
+    return sum(1 for term in terms if term.lower() in words) / len(terms)
+
+
+class RelevanceStrategy:
+    """Lexical and semantic scores, normalised and combined, with title and path bonuses."""
+
+    name = NAME
+    quality = 0.8
+    required_backends = frozenset({"text", "vectors"})
+
+    def __init__(self, options: RelevanceOptions) -> None:
+        self.options = options
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        return 0.9 if query_terms(request.query) else 0.0
+
+    def retrieve(
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> Sequence[Candidate]:
+        text, vectors = backends.text, backends.vectors
+        if text is None or vectors is None:
+            return []
+        options, query = self.options, request.query
+        pool: dict[str, _Pooled] = {}
+        for hit in text.search(query, options.pool_size, request.filters):
+            pool.setdefault(hit.fragment.id, _Pooled(hit.fragment)).bm25 = hit.score
+        lexical_only = list(pool)
+        for hit in vectors.nearest(query, options.pool_size, request.filters):
+            pool.setdefault(hit.fragment.id, _Pooled(hit.fragment)).cosine = hit.similarity
+        unscored = [pool[key].fragment for key in lexical_only if not pool[key].cosine]
+        for fragment, similarity in zip(
+            unscored, vectors.similarities(query, unscored), strict=True
+        ):
+            pool[fragment.id].cosine = similarity or 0.0
+        items = sorted(pool.values(), key=lambda item: item.fragment.id)
+        lexical = normalised([item.bm25 for item in items], options.normalise)
+        semantic = normalised([item.cosine for item in items], options.normalise)
+        terms = query_terms(query)
+        note = vectors.coverage().remark()
+        scored: list[tuple[float, Candidate]] = []
+        for item, lex, sem in zip(items, lexical, semantic, strict=True):
+            fragment = item.fragment
+            title = _share(terms, str(fragment.metadata.get("title", "")))
+            path = _share(terms, fragment.source.path)
+            score = (
+                options.lexical_weight * lex
+                + options.semantic_weight * sem
+                + options.title_bonus * title
+                + options.path_bonus * path
+            )
+            reason = (
+                f"hybrid {score:.3f}: lexical {lex:.2f} (BM25 {item.bm25:.2f}), semantic"
+                f" {sem:.2f} (cosine {item.cosine:.3f}), title terms {title:.0%}, path terms"
+                f" {path:.0%}{note}"
+            )
+            scored.append((score, Candidate(fragment=fragment, score=score, reason=reason)))
+        scored.sort(key=lambda pair: (-pair[0], pair[1].fragment.id))
+        wanted, held = _REACH * budget, 0
+        candidates: list[Candidate] = []
+        for _, candidate in scored:
+            if held >= wanted:
+                break
+            candidates.append(candidate)
+            held += candidate.fragment.token_count
+        return candidates
+
+    def explain(self) -> str:
+        return (
+            "Pools the best text-search hits and the nearest vector hits, normalises BM25 "
+            "scores and cosine similarities over the pool (min-max or z-score), combines "
+            "them with weights and adds bonuses for query terms in titles and paths. Needs "
+            "text search and vectors. Options: pool_size, normalise, lexical_weight, "
+            "semantic_weight, title_bonus, path_bonus."
+        )
+
+
+@hookimpl
+def contextpipe_strategies(settings: Settings) -> Sequence[ContextStrategy]:
+    """Register `relevance`, configured from its options table."""
+    return [RelevanceStrategy(strategy_options(settings, NAME, RelevanceOptions))]

@@ -1,0 +1,125 @@
+"""`semantic-embedding`: the fragments nearest to the query in the embedder's vector space.
+
+Rules:
+
+1. It needs the `vectors` capability: an installed embedding model and vectors of its
+   space in the store (the planner skips it, with the reason, otherwise).
+2. Candidates are the nearest full-text fragments whose cosine similarity to the query
+   reaches `min_similarity`, most similar first, ties by id; enough of them to hold
+   twice the strategy's allocation, at most `max_results`.
+3. Each reason gives the similarity, and the share of the store that has vectors when
+   that is not all of it (vectors are computed after the text; a query never waits).
+4. `can_handle` is high for questions in words, low for a bare identifier or path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contextpipe import (
+    Backends,
+    Candidate,
+    ContextRequest,
+    ContextStrategy,
+    Settings,
+    hookimpl,
+    strategy_options,
+)
+
+NAME = "semantic-embedding"
+
+#: A list holding this many times the allocation is all the pipeline reads (acceptance).
+_REACH = 2
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_CODE_LIKE = re.compile(r"[_./\\()\[\]{}<>:=]|[a-z][A-Z]")
+
+
+class SemanticOptions(BaseModel):
+    """`[strategies.semantic-embedding.options]`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_similarity: float = Field(
+        default=0.2,
+        ge=-1.0,
+        le=1.0,
+        description="Least cosine similarity to the query a proposed fragment has (-1 to 1).",
+    )
+    max_results: int = Field(
+        default=200,
+        ge=1,
+        le=5000,
+        description=(
+            "Most fragments proposed per request (1-5000); fewer when they already hold "
+            "twice the strategy's allocation."
+        ),
+    )
+
+
+def prose_score(query: str) -> float:
+    """How much `query` reads as words rather than code: 0 (none) to 1 (a sentence)."""
+    tokens = query.split()
+    if not tokens:
+        return 0.0
+    words = sum(1 for token in tokens if _WORD.fullmatch(token.strip("?!.,;:'\"")))
+    code = sum(1 for token in tokens if _CODE_LIKE.search(token))
+    return max(0.0, min(1.0, (words - code) / max(len(tokens), 3)))
+
+
+class SemanticEmbeddingStrategy:
+    """Nearest neighbours of the query embedding."""
+
+    name = NAME
+    quality = 0.6
+    required_backends = frozenset({"vectors"})
+
+    def __init__(self, options: SemanticOptions) -> None:
+        self.options = options
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        return 0.3 + 0.6 * prose_score(request.query) if request.query.strip() else 0.0
+
+    def retrieve(
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> Sequence[Candidate]:
+        vectors = backends.vectors
+        if vectors is None:
+            return []
+        hits = vectors.nearest(request.query, self.options.max_results, request.filters)
+        source = f"to the query ({vectors.embedder}){vectors.coverage().remark()}"
+        wanted, held = _REACH * budget, 0
+        seen: set[str] = set()
+        candidates: list[Candidate] = []
+        for hit in hits:
+            if hit.similarity < self.options.min_similarity or held >= wanted:
+                break
+            fragment = hit.fragment
+            if fragment.content_hash not in seen:  # copies are packed once
+                seen.add(fragment.content_hash)
+                held += fragment.token_count
+            candidates.append(
+                Candidate(
+                    fragment=fragment,
+                    score=hit.similarity,
+                    reason=f"similarity {hit.similarity:.3f} {source}",
+                )
+            )
+        return candidates
+
+    def explain(self) -> str:
+        return (
+            "Embeds the query with the configured embedder ([embedding] model) and proposes "
+            "the full-text fragments nearest to it by cosine similarity, down to "
+            "min_similarity, enough to hold twice its allocation. Needs vectors: `contextpipe "
+            "index` computes them after the text. Options: min_similarity (default 0.2), "
+            "max_results (default 200)."
+        )
+
+
+@hookimpl
+def contextpipe_strategies(settings: Settings) -> Sequence[ContextStrategy]:
+    """Register `semantic-embedding`, configured from its options table."""
+    return [SemanticEmbeddingStrategy(strategy_options(settings, NAME, SemanticOptions))]

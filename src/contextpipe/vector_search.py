@@ -1,0 +1,90 @@
+"""Search by meaning: the configured embedder and the store's vectors of its space, offered
+to strategies as the `vectors` capability (`VectorSearch`).
+
+Rules:
+
+1. The capability is offered only when the embedder's model loads and the store holds
+   vectors of the embedder's space. Otherwise `Backends.reasons["vectors"]` says why, and
+   what to run: install the model, or index to compute (or recompute) the vectors.
+2. A query's vector is the embedder's; it is never compared with vectors of another space.
+3. A query is embedded once per capability, however many strategies ask for it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .embedding import Embedder
+from .errors import EmbedderError
+from .models import ContextFragment, RequestFilters
+from .storage import VECTORS, Backends, Store, VectorCoverage, VectorHit, VectorIndex
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+class QueryVectors:
+    """`VectorSearch` over one store index with one embedder (rules 2 and 3)."""
+
+    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._vectors: dict[str, NDArray[np.float32]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def embedder(self) -> str:
+        """The name of the embedder that made the vectors."""
+        return self._embedder.name
+
+    def coverage(self) -> VectorCoverage:
+        """How much of the store has vectors to search."""
+        return self._index.coverage()
+
+    def _vector(self, query: str) -> NDArray[np.float32]:
+        with self._lock:
+            vector = self._vectors.get(query)
+            if vector is None:
+                vector = self._vectors[query] = self._embedder.embed([query])[0]
+            return vector
+
+    def nearest(self, query: str, limit: int, filters: RequestFilters) -> Sequence[VectorHit]:
+        """The fragments most similar to `query` first, ties by id."""
+        return self._index.nearest(self._vector(query), limit, filters)
+
+    def similarities(
+        self, query: str, fragments: Sequence[ContextFragment]
+    ) -> Sequence[float | None]:
+        """Each fragment's similarity to `query` (None: it has no vector)."""
+        return self._index.similarities(self._vector(query), fragments)
+
+
+#: Why there are no vectors when `[embedding] enabled` is false.
+DISABLED = "embedding is disabled in config ([embedding] enabled = false)"
+
+
+def without_vectors(backends: Backends, reason: str) -> Backends:
+    """`backends` saying why the `vectors` capability is missing."""
+    return replace(backends, reasons={**backends.reasons, VECTORS: reason})
+
+
+def with_vectors(backends: Backends, store: Store, embedder: Embedder) -> Backends:
+    """`backends` with the `vectors` capability, or with the reason it is missing (rule 1)."""
+    if not backends.available():
+        return backends  # nothing indexed yet: the planner says so
+    try:
+        embedder.load()
+    except EmbedderError as exc:
+        return without_vectors(backends, str(exc))
+    index = store.vector_index(embedder.space)
+    if index is None:
+        return without_vectors(
+            backends,
+            f"the store has no vectors of embedder {embedder.name!r} yet; `contextpipe index"
+            " PATH` (or `Pipeline.embed()`) computes them",
+        )
+    return replace(backends, vectors=QueryVectors(embedder, index))
