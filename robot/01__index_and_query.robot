@@ -68,7 +68,7 @@ XML Output Has One Document Element Per Fragment With Source And Lines
     Should Fit In Budget    ${result.stdout}    ${BUDGET}
 
 JSON Output Is The Whole Result Within Budget, With Provenance
-    ${context}=    Query As JSON    ${QUESTION}    ${BUDGET}
+    ${context}=    Query As JSON    ${QUESTION}    ${BUDGET}    --strategy    simple-keyword
     Should Be Equal    ${context}[query]    ${QUESTION}
     Should Be Equal As Integers    ${context}[budget]    ${BUDGET}
     Should Be Equal    ${context}[tokenizer]    o200k_base

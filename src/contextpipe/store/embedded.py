@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..config import Settings
 from ..errors import StoreError
@@ -48,6 +48,9 @@ from ..text import identifier_words, matched_terms, query_terms
 from . import _vectors
 from ._health import file_damage, inspect, is_damage
 from ._variants import VariantsMemo
+
+if TYPE_CHECKING:
+    from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
 SCHEMA_VERSION = "5"
@@ -179,7 +182,7 @@ class EmbeddedStore:
         # The resolved graph of one generation of the index, shared by every thread.
         self._graph: tuple[int, ResolvedGraph] | None = None
         self._graph_lock = threading.Lock()
-        self._vectors: dict[tuple[str, int], _vectors.EmbeddedVectors] = {}
+        self._vectors: dict[tuple[str, int], EmbeddedVectors] = {}
 
     @property
     def location(self) -> str:
@@ -451,8 +454,10 @@ class EmbeddedStore:
         with self._damage_reported(), _vectors.vector_writer(self, space, dimension) as writer:
             yield writer
 
-    def vector_index(self, space: str) -> _vectors.EmbeddedVectors | None:
+    def vector_index(self, space: str) -> EmbeddedVectors | None:
         """The store's vectors of `space`, searched exactly; None when it has none."""
+        from ._vector_matrix import EmbeddedVectors
+
         if not self.exists():
             return None
         stored = _vectors.stored_space(self)
@@ -461,7 +466,7 @@ class EmbeddedStore:
         with self._graph_lock:  # one index, and so one matrix in memory, per space
             index = self._vectors.get(stored)
             if index is None:
-                index = self._vectors[stored] = _vectors.EmbeddedVectors(self, *stored)
+                index = self._vectors[stored] = EmbeddedVectors(self, *stored)
             return index
 
     def recent(
