@@ -25,7 +25,7 @@ from . import CONFIG_FILENAME, ContextpipeError, OutputFormat, __version__, conf
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from . import AssembledContext, EmbedSummary, Embedder, IndexSummary, Pipeline
+    from . import AssembledContext, Embedder, EmbedSummary, IndexSummary, Pipeline
 
 F = TypeVar("F", bound=Callable[..., Any])
 

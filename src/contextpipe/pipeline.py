@@ -48,7 +48,7 @@ from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
 from .storage import VECTORS, Backends, GraphView, Store, StoreStats
 from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
-from .vector_search import DISABLED, with_vectors, without_vectors
+from .vector_search import DISABLED, preload_embedder, with_vectors, without_vectors
 
 if TYPE_CHECKING:
     from .embedding import Embedder
@@ -111,7 +111,10 @@ class Pipeline:
         not_loaded = [f"{p.name} ({p.status})" for p in registry.plugins if p.status != "ok"]
         for name, warning in loaded.unknown_strategies(registry.strategies, not_loaded):
             logger.warning("unknown strategy", strategy=name, message=warning)
-        return cls(loaded, opened, registry, embedder)
+        pipeline = cls(loaded, opened, registry, embedder)
+        if pipeline._wants_vectors() and opened.exists():
+            preload_embedder(embedder)  # ready, or nearly, by the first request
+        return pipeline
 
     @staticmethod
     def effective_config(
@@ -297,16 +300,19 @@ class Pipeline:
         (loading the embedding model is not free).
         """
         backends = self.store.backends()
-        wanted = any(
-            VECTORS in registered.strategy.required_backends
-            and self.settings.strategy(name).enabled
-            for name, registered in self.registry.strategies.items()
-        )
-        if not wanted:
+        if not self._wants_vectors():
             return backends
         if not self.settings.embedding.enabled:
             return without_vectors(backends, DISABLED)
         return with_vectors(backends, self.store, self.embedder)
+
+    def _wants_vectors(self) -> bool:
+        """Whether an enabled strategy needs vector search."""
+        return any(
+            VECTORS in registered.strategy.required_backends
+            and self.settings.strategy(name).enabled
+            for name, registered in self.registry.strategies.items()
+        )
 
     def _accept(
         self,
