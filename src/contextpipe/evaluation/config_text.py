@@ -70,7 +70,7 @@ def tuned_config(path: Path, values: Mapping[str, float | int], note: str) -> st
 
 def tuning_note(tuning: Tuning, data: BeirSet) -> str:
     """What was tuned, on what, and the scores before and after."""
-    settings = ", ".join(f"{key} = {value}" for key, value in tuning.best.values.items())
+    settings = ", ".join(f"{key}={value}" for key, value in tuning.best.values.items())
     return (
         f"Tuned for nDCG@10 of the assembled context on the BEIR folder "
         f"{data.folder.resolve()}, split {data.split} ({tuning.queries} judged queries): "
