@@ -10,7 +10,7 @@ Suite Teardown      Remove The Project Folder
 
 *** Variables ***
 @{FIGURE_KEYS}       queries    ndcg@10    recall@10    recall@100
-...                 budget_hit@500    budget_hit@1000    budget_hit@2000
+...                  budget_hit@500    budget_hit@1000    budget_hit@2000
 
 
 *** Test Cases ***
