@@ -148,6 +148,12 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
     When I run "contextpipe tune beir tiny" twice, from the same config file
     Then both runs wrote the same config file, byte for byte
 
+  Scenario: Tuning again replaces the earlier note instead of adding another
+    When I run "contextpipe tune beir tiny"
+    And I run "contextpipe tune beir tiny"
+    Then the command succeeds
+    And the config file has one note, at the top
+
   Scenario: A config file whose layout cannot take the tuned values is left as it was
     Given the project config file:
       """

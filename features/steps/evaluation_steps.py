@@ -252,6 +252,14 @@ def config_note(context: Context, metric: str, folder: str, split: str) -> None:
         assert words in note, f"{words!r} not in the note: {note!r}"
 
 
+@then("the config file has one note, at the top")
+def one_note(context: Context) -> None:
+    lines = (context.project / "config.toml").read_text(encoding="utf-8").splitlines()
+    noted = [n for n, line in enumerate(lines) if line.startswith("# [contextpipe tune] ")]
+    assert noted == list(range(len(noted))), lines
+    assert sum("Tuned for" in lines[n] for n in noted) == 1, lines
+
+
 @then('the trials searched "{keys}"')
 def trials_searched(context: Context, keys: str) -> None:
     for trial in _result(context)["trials"]:
