@@ -33,7 +33,7 @@ from .project import Project
 #: Candidate strategy weights (rule 2).
 WEIGHTS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
 #: Candidate RRF constants.
-RRF_KS: tuple[int, ...] = (10, 20, 40, 60, 100)
+RRF_KS: tuple[int, ...] = (5, 10, 20, 40, 60, 100)
 #: Candidate MMR trade-offs.
 MMR_LAMBDAS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0)
 
