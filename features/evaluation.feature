@@ -132,6 +132,20 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
     And the config file holds the tuned "fusion.rrf_k" and "packing.mmr_lambda" the result names
     And the config file starts with a comment naming "nDCG@10", the folder "tiny", "split test" and the score
 
+  Scenario: When no trial scores higher, the user's own values stay
+    # Every setting tried orders these tiny contexts alike: every trial ties.
+    Given the project config file:
+      """
+      [fusion]
+      rrf_k = 40
+
+      [packing]
+      mmr_lambda = 0.6
+      """
+    When I run "contextpipe tune beir tiny --format json"
+    Then every trial scored the same
+    And the config file loads, with "fusion.rrf_k" 40 and "packing.mmr_lambda" 0.6
+
   Scenario: Tuning searches the weight of each strategy when there are several
     Given the installed package "contextpipe-demo" provides the strategy "demo" through its entry point
     When I run "contextpipe tune beir tiny --format json"

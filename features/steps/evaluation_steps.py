@@ -260,6 +260,12 @@ def one_note(context: Context) -> None:
     assert sum("Tuned for" in lines[n] for n in noted) == 1, lines
 
 
+@then("every trial scored the same")
+def trials_tied(context: Context) -> None:
+    scores = {trial["ndcg@10"] for trial in _result(context)["trials"]}
+    assert len(scores) == 1 and len(_result(context)["trials"]) > 1, _result(context)
+
+
 @then('the trials searched "{keys}"')
 def trials_searched(context: Context, keys: str) -> None:
     for trial in _result(context)["trials"]:

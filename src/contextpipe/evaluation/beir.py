@@ -2,7 +2,7 @@
 
 A BEIR folder holds `corpus.jsonl` (one object a line: `_id`, `text`, optional `title`),
 `queries.jsonl` (`_id`, `text`) and `qrels/<split>.tsv` (`query-id`, `corpus-id`, `score`,
-tab-separated, after one header line).
+tab-separated; a first line whose score is not an integer is the header).
 
 Rules:
 

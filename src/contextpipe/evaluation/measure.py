@@ -120,7 +120,7 @@ def evaluate(project: Project, data: BeirSet, progress: EvalProgress | None = No
 def ndcg_at_10(
     pipeline: Pipeline, project: Project, data: BeirSet, progress: EvalProgress | None = None
 ) -> float:
-    """nDCG@10 of the default mix (rules 1 and 2), without the budget hits: what `tune`
+    """nDCG@10 of the default mix (rules 1, 2 and 5), without the budget hits: what `tune`
     maximises.
     """
     rankings: dict[str, Sequence[str]] = {}

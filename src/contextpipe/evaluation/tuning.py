@@ -13,9 +13,9 @@ Rules:
    - `packing.mmr_lambda`, relevance against diversity, over `MMR_LAMBDAS`.
 3. The search is coordinate ascent, one pass: it starts from the user's effective values
    (the first trial, the baseline), then tries each value of each parameter with the other
-   parameters at their best so far. A value becomes the best only when its score, rounded
-   to 4 decimals, is higher than the best's: ties keep the earlier, the user's value first.
-   A combination already tried is not tried again.
+   parameters at their best so far. A value becomes the best only when its score (rounded
+   to 4 decimals, as reported) is higher than the best's: ties keep the earlier, the
+   user's value first. A combination already tried is not tried again.
 4. Same data and settings, same trials in the same order, same winners.
 """
 
@@ -71,8 +71,8 @@ class Tuning:
 
     @property
     def best(self) -> Trial:
-        """The winner (rule 3): the first trial of the highest rounded score."""
-        return max(self.trials, key=lambda trial: round(trial.ndcg_10, 4))
+        """The winner (rule 3): the first trial of the highest score."""
+        return max(self.trials, key=lambda trial: trial.ndcg_10)
 
     def as_json(self) -> dict[str, object]:
         """`contextpipe tune --format json`, less where the winners were written."""
@@ -140,12 +140,12 @@ def tune(project: Project, data: BeirSet, progress: EvalProgress | None = None) 
             trials[key] = Trial(values, _score(project, data, values, progress))
         return trials[key]
 
-    best_score = round(trial(best).ndcg_10, 4)
+    best_score = trial(best).ndcg_10
     for parameter in found:
         for candidate in parameter.candidates:
             tried = trial({**best, parameter.key: candidate})
-            if round(tried.ndcg_10, 4) > best_score:
-                best, best_score = tried.values, round(tried.ndcg_10, 4)
+            if tried.ndcg_10 > best_score:
+                best, best_score = tried.values, tried.ndcg_10
     return Tuning(len(data.queries), tuple(trials.values()))
 
 
