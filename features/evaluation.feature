@@ -76,6 +76,14 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
     And the per-strategy figures are for "simple-keyword"
     And stderr says "warning: demo ran for no query (skipped: disabled in config)"
 
+  Scenario: --limit asks only the first judged queries, in the order of the qrels file
+    When I run "contextpipe eval beir tiny --limit 2 --format json"
+    Then the figures of the default mix are:
+      | key       | value  |
+      | queries   | 2      |
+      | ndcg@10   | 0.8155 |
+      | recall@10 | 1.0    |
+
   Scenario: Another split reads its own qrels file
     Given the BEIR folder "tiny" judges only "q1" relevant to "d1" in "qrels/train.tsv"
     When I run "contextpipe eval beir tiny --split train --format json"
