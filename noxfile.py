@@ -3,7 +3,7 @@
 
     nox                      # every gate, in order
     nox -s tests robot       # just the behave scenarios and the Robot suites
-    nox -s eval              # retrieval quality on the shared data (not run by default)
+    nox -s eval              # contextpipe eval beir on the shared SciFact data (not by default)
 """
 
 from __future__ import annotations
@@ -125,9 +125,10 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(name="eval")
 def eval_(session: nox.Session) -> None:
-    """SciFact train nDCG@10 of the assembled context (benchmarks/scifact_report.py); not a
-    default session: it needs the shared evaluation data (`--data`, CONTEXTPIPE_EVAL_DATA or
-    ../shared/data). Arguments after `--` go to the script, e.g. `nox -s eval -- --limit 100`.
+    """`contextpipe eval beir` on SciFact, train split (benchmarks/scifact_report.py finds
+    the data: `--data`, CONTEXTPIPE_EVAL_DATA or ../shared/data); not a default session, it
+    needs the shared evaluation data. Arguments after `--` go to the command, e.g.
+    `nox -s eval -- --limit 100` or `nox -s eval -- --format json`.
     """
     session.run("python", "-m", "benchmarks.scifact_report", *session.posargs)
 

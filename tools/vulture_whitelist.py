@@ -28,4 +28,6 @@ cli.config_show
 cli.schema
 cli.graph_stats_command
 cli.graph_show
+cli.eval_beir
+cli.tune_beir
 cli.main  # console-script entry point

@@ -23,9 +23,11 @@ import click
 from . import CONFIG_FILENAME, ContextpipeError, OutputFormat, __version__, configure_logging
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress
 
     from . import AssembledContext, Embedder, EmbedSummary, IndexSummary, Pipeline
+    from .evaluation import BeirSet, EvalProgress, Project
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -126,7 +128,10 @@ def _print_summary(summary: IndexSummary) -> None:
 
 
 class _BarProgress:
-    """A progress bar on a terminal: files (or texts) done, per second, time left."""
+    """A progress bar on a terminal: items done, items per second, time left. It follows
+    the progress protocols of the indexer (files), of embedding (texts) and of the
+    evaluation (queries).
+    """
 
     def __init__(self, progress: Progress, unit: str) -> None:
         self._progress = progress
@@ -142,10 +147,33 @@ class _BarProgress:
     def file(self, path: str) -> None:
         self.embedded(1)
 
+    def advance(self) -> None:
+        self.embedded(1)
+
     def embedded(self, count: int) -> None:
         self._done += count
         rate = self._done / max(time.perf_counter() - self._started, 1e-9)
         self._progress.update(self._task, advance=count, rate=f"{rate:.0f} {self._unit}/s")
+
+
+def _progress_bar(console: Console) -> Progress:
+    """The bar of long commands (on a terminal): what, bar, done of total, rate, time left."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeRemainingColumn(),
+    )
+    return Progress(*columns, console=console, transient=True)
 
 
 class _LogProgress:
@@ -193,13 +221,6 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
     `contextpipe forget`). Skipped files are listed with -v and in --format json.
     """
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
 
     stderr = Console(stderr=True)
     with _errors():
@@ -209,14 +230,7 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
         if moved is not None and output_format == "text":
             click.echo(f"moved the store aside to {moved}; indexing into a new one")
         if stderr.is_terminal:
-            columns = (
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TimeRemainingColumn(),
-            )
-            with Progress(*columns, console=stderr, transient=True) as bar:
+            with _progress_bar(stderr) as bar:
                 summaries = pipeline.index(roots, _BarProgress(bar, "files"))
                 vectors, no_vectors = _embed(pipeline, _BarProgress(bar, "texts"))
         else:
@@ -617,6 +631,132 @@ def schema() -> None:
     from . import json_schema
 
     click.echo(json.dumps(json_schema(), indent=2))
+
+
+# -- eval and tune: a face over contextpipe.evaluation ---------------------------------
+
+
+def _beir_options(command: F) -> F:
+    """FOLDER, --split and --limit, shared by `eval beir` and `tune beir`."""
+    command = click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        help="Only the first N judged queries (in the order of the qrels file).",
+    )(command)
+    command = click.option(
+        "--split",
+        type=click.Choice(["train", "dev", "test"]),
+        default="test",
+        show_default=True,
+        help="The judgements read: qrels/SPLIT.tsv.",
+    )(command)
+    return click.argument("folder", type=click.Path(file_okay=False, path_type=Path))(command)
+
+
+@contextmanager
+def _evaluation(
+    obj: _Context, folder: Path, split: str, limit: int | None
+) -> Generator[tuple[BeirSet, Project, EvalProgress | None]]:
+    """The BEIR set, its corpus indexed into a temporary project under the user's settings,
+    and a progress bar for the queries when stderr is a terminal (none otherwise).
+    """
+    from rich.console import Console
+
+    from .evaluation import indexed_project, read_beir
+
+    data = read_beir(folder, split)
+    if limit is not None:
+        data = data.first(limit)
+    local = Path(CONFIG_FILENAME)
+    config = obj.config or (local if local.is_file() else None)
+    stderr = Console(stderr=True)
+    if not stderr.is_terminal:
+        with indexed_project(data, config) as project:
+            yield data, project, None
+        return
+    with (
+        _progress_bar(stderr) as bar,
+        indexed_project(data, config, _BarProgress(bar, "files")) as project,
+    ):
+        yield data, project, _BarProgress(bar, "queries")
+
+
+@cli.group("eval")
+def eval_group() -> None:
+    """Measure the assembled context on a benchmark (docs/evaluation.md)."""
+
+
+@eval_group.command("beir")
+@_beir_options
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def eval_beir(
+    obj: _Context, folder: Path, split: str, limit: int | None, output_format: str
+) -> None:
+    """nDCG@10, Recall@10 and @100 and budget hit rates on the BEIR FOLDER (corpus.jsonl,
+    queries.jsonl, qrels/SPLIT.tsv), for the default mix and for each strategy alone.
+
+    The corpus is indexed into a temporary store under your settings (config file and
+    environment); your own store is not touched.
+    """
+    from .evaluation import evaluate
+
+    with _errors(), _evaluation(obj, folder, split, limit) as (data, project, progress):
+        result = evaluate(project, data, progress)
+    for name, why in result.not_run.items():
+        click.echo(f"contextpipe: warning: {name} ran for no query ({why})", err=True)
+    if output_format == "json":
+        click.echo(json.dumps(result.as_json(), indent=2))
+        return
+    click.echo(f"BEIR {folder} ({split}): {result.mix.queries} judged queries")
+    rows = [("default mix", result.mix), *result.per_strategy.items()]
+    width = max(len(name) for name, _ in rows)
+    hits = "".join(f"  hit@{budget:<4}" for budget in result.mix.budget_hits)
+    click.echo(f"{'':{width}}  nDCG@10  R@10    R@100 {hits}")
+    for name, figures in rows:
+        shares = "".join(f"  {share:<8.4f}" for share in figures.budget_hits.values())
+        click.echo(
+            f"{name:{width}}  {figures.ndcg_10:<7.4f}  {figures.recall_10:<6.4f}  "
+            f"{figures.recall_100:<6.4f}{shares}".rstrip()
+        )
+
+
+@cli.group("tune")
+def tune_group() -> None:
+    """Tune settings on a benchmark and write the winners to config.toml."""
+
+
+@tune_group.command("beir")
+@_beir_options
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def tune_beir(
+    obj: _Context, folder: Path, split: str, limit: int | None, output_format: str
+) -> None:
+    """Search strategy weights, fusion.rrf_k and packing.mmr_lambda for the best nDCG@10 on
+    the BEIR FOLDER, and write the winners to the config file (--config, else
+    ./config.toml), with a comment saying what was tuned; other settings and comments stay.
+    """
+    from .evaluation import searched, tune, tuned_config, tuning_note
+
+    target = obj.config or Path(CONFIG_FILENAME)
+    with _errors(), _evaluation(obj, folder, split, limit) as (data, project, progress):
+        # A config file whose layout cannot take the values fails now, not after the search.
+        tuned_config(target, searched(project)[1], "")
+        result = tune(project, data, progress)
+        text = tuned_config(target, result.best.values, tuning_note(result, data))
+    target.write_text(text, encoding="utf-8")
+    if output_format == "json":
+        click.echo(json.dumps({**result.as_json(), "config": str(target)}, indent=2))
+        return
+    for number, trial in enumerate(result.trials, start=1):
+        values = ", ".join(f"{key} = {value}" for key, value in trial.values.items())
+        click.echo(f"trial {number}: nDCG@10 {trial.ndcg_10:.4f} with {values}")
+    best = ", ".join(f"{key} = {value}" for key, value in result.best.values.items())
+    click.echo(
+        f"best: nDCG@10 {result.best.ndcg_10:.4f} ({result.baseline.ndcg_10:.4f} before) "
+        f"with {best}; wrote {target}"
+    )
 
 
 def main() -> None:

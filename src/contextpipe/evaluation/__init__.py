@@ -1,0 +1,37 @@
+"""Evaluation and tuning of the assembled context on public benchmarks (BEIR folders): a
+face over `Pipeline`, like the command line, importing only the package root.
+
+    data = read_beir(Path("scifact"), "train")
+    with indexed_project(data, config=None) as project:
+        print(evaluate(project, data).as_json())
+"""
+
+from __future__ import annotations
+
+from .beir import BeirSet, read_beir, write_corpus
+from .config_text import NOTE_PREFIX, tuned_config, tuning_note
+from .measure import HIT_BUDGETS, RANKING_BUDGET, EvalProgress, Evaluation, Figures, evaluate
+from .project import Project, indexed_project
+from .tuning import Parameter, Trial, Tuning, searched, tune
+
+__all__ = [
+    "HIT_BUDGETS",
+    "NOTE_PREFIX",
+    "RANKING_BUDGET",
+    "BeirSet",
+    "EvalProgress",
+    "Evaluation",
+    "Figures",
+    "Parameter",
+    "Project",
+    "Trial",
+    "Tuning",
+    "evaluate",
+    "indexed_project",
+    "read_beir",
+    "searched",
+    "tune",
+    "tuned_config",
+    "tuning_note",
+    "write_corpus",
+]

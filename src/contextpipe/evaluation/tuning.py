@@ -1,0 +1,167 @@
+"""Tuning: a deterministic search over the settings that order the assembled context.
+
+Rules:
+
+1. The objective is nDCG@10 of the default mix, measured as `evaluate` measures it, on the
+   judged queries given. Every trial is a pipeline over the one index of the project, with
+   the trial's values as overrides of the user's settings.
+2. What is searched, in this order:
+   - `strategies.NAME.weight` of each loaded, enabled strategy, in name order, over
+     `WEIGHTS`; only when two or more such strategies are loaded (alone, a strategy's
+     weight changes nothing: fusion and packing read relative scores);
+   - `fusion.rrf_k`, the RRF constant, over `RRF_KS`;
+   - `packing.mmr_lambda`, relevance against diversity, over `MMR_LAMBDAS`.
+3. The search is coordinate ascent, one pass: it starts from the user's effective values
+   (the first trial, the baseline), then tries each value of each parameter with the other
+   parameters at their best so far. A value becomes the best only when its score (rounded
+   to 4 decimals, as reported) is higher than the best's: ties keep the earlier, the
+   user's value first. A combination already tried is not tried again.
+4. Same data and settings, same trials in the same order, same winners.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from contextpipe import Pipeline
+
+from .beir import BeirSet
+from .measure import EvalProgress, ndcg_at_10
+from .project import Project
+
+#: Candidate strategy weights (rule 2).
+WEIGHTS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: Candidate RRF constants.
+RRF_KS: tuple[int, ...] = (5, 10, 20, 40, 60, 100)
+#: Candidate MMR trade-offs.
+MMR_LAMBDAS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0)
+
+#: A tuned setting's value (dotted key -> value).
+Values = dict[str, float | int]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One setting searched, by dotted key, with its candidate values."""
+
+    key: str
+    candidates: Sequence[float | int]
+
+
+@dataclass(frozen=True)
+class Trial:
+    """The value of every searched setting in one trial, and the nDCG@10 it scored."""
+
+    values: Values
+    ndcg_10: float
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Every trial in the order tried; the first is the user's settings."""
+
+    queries: int
+    trials: tuple[Trial, ...]
+
+    @property
+    def baseline(self) -> Trial:
+        """The user's settings as they were."""
+        return self.trials[0]
+
+    @property
+    def best(self) -> Trial:
+        """The winner (rule 3): the first trial of the highest score."""
+        return max(self.trials, key=lambda trial: trial.ndcg_10)
+
+    def as_json(self) -> dict[str, object]:
+        """`contextpipe tune --format json`, less where the winners were written."""
+        return {
+            "queries": self.queries,
+            "before": self.baseline.ndcg_10,
+            "after": self.best.ndcg_10,
+            "settings": self.best.values,
+            "trials": [{"settings": t.values, "ndcg@10": t.ndcg_10} for t in self.trials],
+        }
+
+
+def searched(project: Project) -> tuple[list[Parameter], Values]:
+    """The settings searched on this project (rule 2), in order, and the user's values."""
+    pipeline = project.open()
+    try:
+        found = _parameters(pipeline)
+        return found, _current_values(pipeline, found)
+    finally:
+        pipeline.close()
+
+
+def _parameters(pipeline: Pipeline) -> list[Parameter]:
+    """The settings searched for this pipeline's strategies (rule 2), in order."""
+    settings = pipeline.settings
+    enabled = [
+        registered.strategy.name
+        for registered in pipeline.strategies
+        if settings.strategy(registered.strategy.name).enabled
+    ]
+    weights = [Parameter(f"strategies.{name}.weight", WEIGHTS) for name in enabled]
+    return [
+        *(weights if len(enabled) > 1 else []),
+        Parameter("fusion.rrf_k", RRF_KS),
+        Parameter("packing.mmr_lambda", MMR_LAMBDAS),
+    ]
+
+
+def _current_values(pipeline: Pipeline, found: Sequence[Parameter]) -> Values:
+    """The user's effective value of each searched setting."""
+    settings = pipeline.settings
+    values: Values = {}
+    for parameter in found:
+        section, *rest = parameter.key.split(".")
+        if section == "strategies":
+            values[parameter.key] = settings.strategy(rest[0]).weight
+        elif section == "fusion":
+            values[parameter.key] = settings.fusion.rrf_k
+        else:
+            values[parameter.key] = settings.packing.mmr_lambda
+    return values
+
+
+def tune(project: Project, data: BeirSet, progress: EvalProgress | None = None) -> Tuning:
+    """Search the settings of rule 2 by the method of rule 3."""
+    found, best = searched(project)
+    trials: dict[tuple[tuple[str, float | int], ...], Trial] = {}
+
+    def trial(values: Values) -> Trial:
+        key = tuple(values.items())
+        if key not in trials:
+            if progress is not None:
+                changed = _changes(values, best) or "the settings as they are"
+                progress.started(f"trial {len(trials) + 1}: {changed}", len(data.queries))
+            trials[key] = Trial(values, _score(project, data, values, progress))
+        return trials[key]
+
+    best_score = trial(best).ndcg_10
+    for parameter in found:
+        for candidate in parameter.candidates:
+            tried = trial({**best, parameter.key: candidate})
+            if tried.ndcg_10 > best_score:
+                best, best_score = tried.values, tried.ndcg_10
+    return Tuning(len(data.queries), tuple(trials.values()))
+
+
+def _score(
+    project: Project,
+    data: BeirSet,
+    values: Mapping[str, float | int],
+    progress: EvalProgress | None,
+) -> float:
+    pipeline = project.open(overrides=values)
+    try:
+        return ndcg_at_10(pipeline, project, data, progress)
+    finally:
+        pipeline.close()
+
+
+def _changes(values: Mapping[str, float | int], base: Mapping[str, float | int]) -> str:
+    """The settings of `values` that differ from `base`, as `key = value`."""
+    return ", ".join(f"{key} = {value}" for key, value in values.items() if base[key] != value)
