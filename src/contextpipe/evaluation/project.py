@@ -2,7 +2,9 @@
 
 Rules: the corpus is written as files (`beir.write_corpus`) under `corpus/` of a new
 temporary folder and indexed with `Pipeline.index` into a store of its own in that folder,
-under the user's settings (their config file and `CONTEXTPIPE_*` variables) with the store
+its vectors computed with `Pipeline.embed` as `contextpipe index` computes them (unless
+`[embedding] enabled` is false; a model that is not installed is an error saying what to
+run), under the user's settings (their config file and `CONTEXTPIPE_*` variables) with the store
 path replaced, so that the user's own store is never touched. A document that indexing
 skips is an error naming it. Every pipeline opened on the project (`open`, with more
 settings as overrides) reads that one index; the folder goes when the block ends.
@@ -15,9 +17,9 @@ from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from contextpipe import ContextpipeError, IndexProgress, Pipeline
+from contextpipe import ContextpipeError, EmbedProgress, IndexProgress, Pipeline
 
 from .beir import BeirSet, write_corpus
 
@@ -44,9 +46,13 @@ class Project:
         return self.documents.get(Path(path).name)
 
 
+class IndexingProgress(IndexProgress, EmbedProgress, Protocol):
+    """Told of the files indexed, then of the texts embedded."""
+
+
 @contextmanager
 def indexed_project(
-    data: BeirSet, config: Path | None, progress: IndexProgress | None = None
+    data: BeirSet, config: Path | None, progress: IndexingProgress | None = None
 ) -> Generator[Project]:
     """`data`'s corpus written out and indexed in a temporary folder (see the module rules)."""
     with tempfile.TemporaryDirectory(prefix="contextpipe-eval-") as folder:
@@ -55,6 +61,8 @@ def indexed_project(
         pipeline = project.open()
         try:
             summaries = pipeline.index([root / "corpus"], progress)
+            if pipeline.settings.embedding.enabled:
+                pipeline.embed(progress)
         finally:
             pipeline.close()
         indexed = sum(summary.indexed for summary in summaries)
