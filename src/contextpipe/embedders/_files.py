@@ -8,29 +8,39 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from contextpipe import MODEL_INSTALL_COMMAND, EmbedderError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 _T = TypeVar("_T")
 
 
-class Once(Generic[_T]):
-    """A value made on first use, once, whichever thread asks first (a loaded model)."""
+class LoadedOnce(Generic[_T]):
+    """What the built-in embedders share: their model (`_T`), made by `make` on first use,
+    once, whichever thread asks first; `load()` makes it now.
+    """
 
     def __init__(self, make: Callable[[], _T]) -> None:
         self._make = make
         self._lock = threading.Lock()
         self._value: _T | None = None
 
-    def get(self) -> _T:
+    def loaded(self) -> _T:
+        """The model, made now if it was not yet."""
         with self._lock:
             if self._value is None:
                 self._value = self._make()
             return self._value
+
+    def load(self) -> None:
+        self.loaded()
 
 
 def package_folder(module: str, package: str, embedder: str) -> Path:
@@ -69,3 +79,20 @@ def damaged(path: Path, exc: Exception, embedder: str) -> EmbedderError:
 def weights_digest(data: bytes) -> str:
     """The short hash of a weights file that `space` carries."""
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def read_tokenizer(path: Path, embedder: str, truncation: Mapping[str, object] | None) -> Tokenizer:
+    """A HuggingFace `tokenizers.Tokenizer` from its JSON file, with no padding (each text
+    is encoded alone) and the given truncation.
+    """
+    from tokenizers import Tokenizer  # with the model, not with the plugin
+
+    try:
+        setup = json.loads(read_model_file(path, embedder))
+        setup["padding"] = None
+        setup["truncation"] = truncation
+        return Tokenizer.from_str(json.dumps(setup))
+    except EmbedderError:
+        raise
+    except Exception as exc:
+        raise damaged(path, exc, embedder) from None

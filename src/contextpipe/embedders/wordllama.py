@@ -19,7 +19,6 @@ SciFact train nDCG@10 0.549 against 0.414, code file localisation about even.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
@@ -30,7 +29,14 @@ import numpy.typing as npt
 
 from contextpipe import Embedder, Settings, hookimpl
 
-from ._files import Once, damaged, package_folder, read_model_file, weights_digest
+from ._files import (
+    LoadedOnce,
+    damaged,
+    package_folder,
+    read_model_file,
+    read_tokenizer,
+    weights_digest,
+)
 
 NAME = "wordllama"
 PACKAGE = "wordllama"
@@ -40,7 +46,7 @@ _TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
 _VOCABULARY = 32000
 
 
-class WordLlamaEmbedder:
+class WordLlamaEmbedder(LoadedOnce["_Loaded"]):
     """WordLlama l2_supercat: mean of static token vectors, L2-normalised, 256-d."""
 
     name = NAME
@@ -48,17 +54,14 @@ class WordLlamaEmbedder:
     model_package = f"{PACKAGE}==0.4.0.post1"
 
     def __init__(self) -> None:
-        self._loaded = Once(lambda: _Loaded(package_folder(_MODULE, PACKAGE, NAME)))
+        super().__init__(lambda: _Loaded(package_folder(_MODULE, PACKAGE, NAME)))
 
     @property
     def space(self) -> str:
-        return f"{NAME}:l2_supercat:{self.dimension}:{self._loaded.get().digest}"
-
-    def load(self) -> None:
-        self._loaded.get()
+        return f"{NAME}:l2_supercat:{self.dimension}:{self.loaded().digest}"
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        loaded = self._loaded.get()
+        loaded = self.loaded()
         encodings = loaded.tokenizer.encode_batch(list(texts), add_special_tokens=False)
         ids = [encoding.ids for encoding in encodings]
         lengths = np.array([len(row) for row in ids], dtype=np.int64)
@@ -82,7 +85,6 @@ class _Loaded:
     def __init__(self, folder: Path) -> None:
         # Imported here: choosing the embedder must not cost these imports.
         from safetensors.numpy import load as load_safetensors
-        from tokenizers import Tokenizer
 
         weights_path = folder / _WEIGHTS
         data = read_model_file(weights_path, NAME)
@@ -98,14 +100,7 @@ class _Loaded:
         self.table = np.ascontiguousarray(table, dtype=np.float32)
         # scipy (no type stubs) is imported with the model, not with the plugin.
         self.csr_matrix: Any = import_module("scipy.sparse").csr_matrix
-        tokenizer_path = folder / _TOKENIZER
-        try:
-            setup = json.loads(read_model_file(tokenizer_path, NAME))
-            setup["padding"] = None
-            setup["truncation"] = None
-            self.tokenizer = Tokenizer.from_str(json.dumps(setup))
-        except Exception as exc:
-            raise damaged(tokenizer_path, exc, NAME) from None
+        self.tokenizer = read_tokenizer(folder / _TOKENIZER, NAME, None)
 
 
 @hookimpl
