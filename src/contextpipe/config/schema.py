@@ -174,9 +174,10 @@ class EmbeddingSettings(BaseModel):
     model: str = Field(
         default="minilm",
         description=(
-            'Embedder, by the name its plugin registers: "minilm" (all-MiniLM-L6-v2, 384-d;'
-            ' `contextpipe model install` puts it in place) and "static" (fast static word'
-            " vectors) are built in. Changing it re-embeds the store."
+            'Embedder, by the name its plugin registers: "minilm" (all-MiniLM-L6-v2, 384-d)'
+            ' and "wordllama" (static word vectors, 256-d, far faster) are built in;'
+            " `contextpipe model install NAME` puts the model in place. Changing it re-embeds"
+            " the store."
         ),
     )
     batch_size: int = Field(

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -199,14 +199,6 @@ def bert_model(weights: Mapping[str, npt.NDArray[np.float32]], shape: BertShape)
     return BertModel(model.SerializeToString(), g.external)
 
 
-class _Session(Protocol):
-    """The part of `onnxruntime.InferenceSession` used here (onnxruntime ships no types)."""
-
-    def run(
-        self, output_names: list[str], input_feed: Mapping[str, npt.NDArray[Any]]
-    ) -> Sequence[npt.NDArray[Any]]: ...
-
-
 class BertRunner:
     """Runs the graph over texts, one text per call, on up to two threads at once."""
 
@@ -220,7 +212,8 @@ class BertRunner:
             runtime.OrtValue.ortvalue_from_numpy(array) for array in model.external.values()
         ]
         options.add_external_initializers(list(model.external), self._weights)
-        self._session: _Session = runtime.InferenceSession(
+        # onnxruntime ships no types: what `run` returns is made an array below.
+        self._session: Any = runtime.InferenceSession(
             model.graph, options, providers=["CPUExecutionProvider"]
         )
         workers = max(1, min(2, len(os.sched_getaffinity(0))))
@@ -238,5 +231,5 @@ class BertRunner:
 
     def _one(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
         feed = {"input_ids": np.asarray(ids, dtype=np.int64).reshape(1, -1)}
-        (pooled,) = self._session.run(["pooled"], feed)
-        return np.asarray(pooled, dtype=np.float32)[0]
+        outputs: Sequence[object] = self._session.run(["pooled"], feed)
+        return np.asarray(outputs[0], dtype=np.float32)[0]
