@@ -44,9 +44,9 @@ Feature: Search by meaning
   Scenario: Another embedder replaces the store's vectors instead of mixing them
     Given the project is indexed
     And the vectors of the store are computed
-    When the vectors are computed again with the embedder "static"
+    When the vectors are computed again with the embedder "wordllama"
     Then every text was embedded again
-    And the store's vectors are those of "static" only
+    And the store's vectors are those of "wordllama" only
     And a pipeline configured for "minilm" skips "semantic-embedding" saying "no vectors of embedder 'minilm'"
 
   Scenario: A similarity threshold leaves out what is not similar enough
