@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
+
+import numpy as np
 
 from ..config import Settings
 from ..errors import StoreError
@@ -46,14 +48,27 @@ from ..storage import (
 )
 from ..text import identifier_words, matched_terms, query_terms
 from ._health import file_damage, inspect, is_damage
+from ._text_index import (
+    SCHEMA as TEXT_SCHEMA,
+)
+from ._text_index import (
+    TOKENIZE,
+    Float,
+    Int,
+    TextIndexError,
+    TextIndexWriter,
+    TextView,
+    query_plan,
+)
 from ._variants import VariantsMemo
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
-_SCHEMA = """
+_SCHEMA = (
+    f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
@@ -102,13 +117,27 @@ CREATE TABLE IF NOT EXISTS edges (
 CREATE INDEX IF NOT EXISTS edges_by_path ON edges(path);
 CREATE INDEX IF NOT EXISTS fragments_by_path ON fragments(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, text, words, tokenize = 'porter unicode61 remove_diacritics 2'
+    title, text, words, tokenize = '{TOKENIZE}'
 );
 """
+    + TEXT_SCHEMA
+)
 
-# Each older layout's step to the next one, run in the writer's first transaction; an
-# older layout still is rebuilt from its sources.
-_UPGRADES: dict[str, tuple[str, ...]] = {
+#: Meta rows of the keyword index: the highest rowid its snapshot may hold, and a number
+#: that grows with every new snapshot (a reader's cached view is of one snapshot).
+_TEXT_META = (
+    "INSERT INTO meta(key, value) VALUES ('text_floor', '0')",
+    "INSERT INTO meta(key, value) VALUES ('text_snapshot', '0')",
+)
+
+
+def _index_existing(connection: sqlite3.Connection) -> None:
+    TextIndexWriter(connection).index_existing()
+
+
+# Each older layout's step to the next one (SQL, or a function of the connection), run in
+# the writer's first transaction; an older layout still is rebuilt from its sources.
+_UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     # Layout 3 kept one tokenizer for the whole store in meta: give it to every file, so
     # that an upgrade keeps every root and counts nothing again.
     "3": (
@@ -142,7 +171,15 @@ _UPGRADES: dict[str, tuple[str, ...]] = {
         "ALTER TABLE edges_5 RENAME TO edges",
         "CREATE INDEX edges_by_path ON edges(path)",
     ),
+    # Layout 5 had only the FTS5 table: index its rows into the keyword index.
+    "5": (
+        *(statement for statement in TEXT_SCHEMA.split(";") if statement.strip()),
+        *_TEXT_META,
+        _index_existing,
+    ),
 }
+
+_TEXT_TABLES = ("text_terms", "text_snapshot", "text_postings", "text_docs", "text_removed")
 
 _FRAGMENT_COLUMNS = (
     "id, uri, depth, path, start_line, end_line, kind, title, language, text, token_count,"
@@ -157,6 +194,13 @@ _TIE_MARGIN = 8
 #: An edge target's alternative names, one per line in the `target` column.
 _NAMES_SEPARATOR = "\n"
 _FORMS = {form.value: form for form in TargetForm}
+
+
+def _best_positions(candidates: Int, scores: Float, count: int) -> Int:
+    """The `count` best-scored of the candidate positions, in no order."""
+    if count >= len(candidates):
+        return candidates
+    return candidates[np.argpartition(-scores[candidates], count - 1)[:count]]
 
 
 def fts_expression(terms: Sequence[str]) -> str:
@@ -178,6 +222,9 @@ class EmbeddedStore:
         # The resolved graph of one generation of the index, shared by every thread.
         self._graph: tuple[int, ResolvedGraph] | None = None
         self._graph_lock = threading.Lock()
+        # The keyword index of one state of the store, shared by every thread.
+        self._text: tuple[tuple[object, ...], TextView] | None = None
+        self._text_lock = threading.Lock()
 
     @property
     def location(self) -> str:
@@ -322,6 +369,7 @@ class EmbeddedStore:
                     connection.execute("ROLLBACK")
                     raise
                 connection.execute("COMMIT")
+                self._fold_text_index(connection)
                 # Leave a small log behind: what it held is in the database file now. A
                 # reader in the middle of a query delays that; do not wait long for it.
                 connection.execute("PRAGMA busy_timeout = 1000")
@@ -330,21 +378,48 @@ class EmbeddedStore:
                 connection.close()
         self.close()  # this thread's reader must not keep an old schema check
 
+    def _fold_text_index(self, connection: sqlite3.Connection) -> None:
+        """Fold the keyword index's pending changes into a new snapshot once they have
+        grown enough to slow queries; alone in its transaction, so that an interrupted fold
+        loses nothing.
+        """
+        text = TextIndexWriter(connection)
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if text.fold_due():
+                with self._text_damage_reported():
+                    text.fold()
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    @contextmanager
+    def _text_damage_reported(self) -> Generator[None]:
+        """A keyword index that does not add up is a damaged store, said in one line."""
+        try:
+            yield
+        except TextIndexError as exc:
+            raise StoreError(_damaged(self.database, str(exc))) from None
+
     def _prepare_schema(self, connection: sqlite3.Connection) -> None:
         found = inspect(connection, _SCHEMA, SCHEMA_VERSION)
         if found.damage is not None:
             raise StoreError(_damaged(self.database, found.damage))
         if found.version in _UPGRADES:
             for version in range(int(found.version), int(SCHEMA_VERSION)):
-                for statement in _UPGRADES[str(version)]:
-                    connection.execute(statement)
+                for step in _UPGRADES[str(version)]:
+                    if isinstance(step, str):
+                        connection.execute(step)
+                    else:
+                        step(connection)
             connection.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,)
             )
             return
         if not found.empty and found.version != SCHEMA_VERSION:
             # An index of an older layout is rebuilt, inside this same transaction.
-            for table in ("fts", "edges", "nodes", "fragments", "files", "meta"):
+            for table in ("fts", *_TEXT_TABLES, "edges", "nodes", "fragments", "files", "meta"):
                 connection.execute(f"DROP TABLE IF EXISTS {table}")
         if found.empty or found.version != SCHEMA_VERSION:
             for statement in _SCHEMA.split(";"):
@@ -355,6 +430,8 @@ class EmbeddedStore:
                 (SCHEMA_VERSION,),
             )
             connection.execute("INSERT INTO meta(key, value) VALUES ('generation', '0')")
+            for statement in _TEXT_META:
+                connection.execute(statement)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -385,40 +462,103 @@ class EmbeddedStore:
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
         """BM25-ranked full-text fragments matching any query term, best first, ties by id.
 
-        Only fragments that fit the filters are ranked, so a filter never hides a match.
-        Ranking happens inside the FTS table and only the best rows are joined (joining
-        every match first dominates the query time on large stores); when score ties run
-        past the cut, every tied row is taken, so that ids, not row order, decide.
+        The keyword index (`_text_index`) scores every fragment as FTS5's `bm25()` scores
+        the OR of the query's terms, then only the best are read. Only fragments that fit
+        the filters are ranked, so a filter never hides a match; when score ties run past
+        the cut, every tied fragment is weighed, so that ids, not positions, decide.
         """
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
-        where, params = _filter_sql(filters)
-        # Each match is checked against the filters by its row id (the FTS table drives
-        # the join); never the other way round, which runs the MATCH once per fragment.
-        fitting = "CROSS JOIN fragments ON fragments.rowid = fts.rowid" if where else ""
-        ranked = (
-            f"SELECT fts.rowid AS rowid, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank"
-            f" FROM fts {fitting} WHERE fts MATCH ? {where}"
-        )
-        match = (fts_expression(terms), *params)
-        best = self._query(f"{ranked} ORDER BY rank LIMIT ?", (*match, limit + _TIE_MARGIN))
-        if len(best) > limit and best[-1][1] == best[limit - 1][1]:
-            tied = self._query(f"SELECT * FROM ({ranked}) WHERE rank = ?", (*match, best[-1][1]))
-            best = list(dict(best + tied).items())
-        ranks = dict(best)
-        rows = self._query(
-            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
-            " WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(ranks)),),
-        )
-        rows.sort(key=lambda row: (ranks[row[-1]], row[0]))
+        plan = list(query_plan(terms))
+        with self.snapshot():
+            view = self._text_view()
+            with self._damage_reported(), self._text_damage_reported():
+                scores = view.scores(self._reader(), plan)
+            rows = self._best_rows(view, scores, limit, filters)
         hits: list[TextHit] = []
-        for row in rows[:limit]:
-            fragment = _fragment(row[:-1])
-            score = -float(ranks[row[-1]])
+        for score, row in rows:
+            fragment = _fragment(row)
             hits.append(TextHit(fragment, score, matched_terms(terms, fragment.text)))
         return hits
+
+    def _text_view(self) -> TextView:
+        """The keyword index as this thread's open read transaction sees it, loaded once per
+        change of the store and shared by every thread.
+        """
+        key = tuple(
+            self._query(
+                "SELECT (SELECT value FROM meta WHERE key = 'generation'),"
+                " (SELECT value FROM meta WHERE key = 'text_snapshot')"
+            )[0]
+        )
+        with self._text_lock:
+            if self._text is not None and self._text[0] == key:
+                return self._text[1]
+        with self._damage_reported(), self._text_damage_reported():
+            view = TextView(self._reader())
+        with self._text_lock:
+            self._text = (key, view)
+        return view
+
+    def _best_rows(
+        self, view: TextView, scores: Float, limit: int, filters: RequestFilters
+    ) -> list[tuple[float, tuple[Any, ...]]]:
+        """The `limit` best-scored fragments that fit the filters, with their scores, ties
+        by id. The best few are checked against the filters first; when too few fit, every
+        fragment that fits is looked up and only those are ranked.
+        """
+        where, params = _filter_sql(filters)
+        candidates = np.flatnonzero(scores > 0)
+        narrowed = not where
+        while True:
+            top = _best_positions(candidates, scores, limit + _TIE_MARGIN)
+            rows = self._scored_rows(view, scores, top, where, params)
+            complete = len(top) == len(candidates)
+            if len(rows) >= limit or complete or narrowed:
+                break
+            fits = np.zeros(len(view.rowids), np.bool_)
+            fitting = np.array(
+                [
+                    row[0]
+                    for row in self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
+                ],
+                np.int64,
+            )
+            at = np.clip(np.searchsorted(view.rowids, fitting), 0, max(len(view.rowids) - 1, 0))
+            fits[at[view.rowids[at] == fitting]] = True
+            candidates = candidates[fits[candidates]]
+            narrowed = True
+        if len(rows) > limit and not complete:
+            cut = rows[limit - 1][0]
+            if scores[top].min() == cut:  # fragments outside `top` may tie with the cut
+                seen = {int(view.rowids[p]) for p in top}
+                tied = [
+                    p
+                    for p in candidates[scores[candidates] == cut]
+                    if int(view.rowids[p]) not in seen
+                ]
+                rows += self._scored_rows(view, scores, np.array(tied, np.int64), where, params)
+                rows.sort(key=lambda pair: (-pair[0], pair[1][0]))
+        return rows[:limit]
+
+    def _scored_rows(
+        self, view: TextView, scores: Float, positions: Int, where: str, params: Sequence[str]
+    ) -> list[tuple[float, tuple[Any, ...]]]:
+        """The fragments at these index positions that fit the filters, best first, ties by
+        id, each with its score.
+        """
+        if not len(positions):
+            return []
+        score_of = {int(view.rowids[p]): float(scores[p]) for p in positions}
+        rows = self._query(
+            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
+            f" WHERE rowid IN (SELECT value FROM json_each(?)) {where}",
+            (json.dumps(list(score_of)), *params),
+        )
+        scored = [(score_of[row[-1]], row[:-1]) for row in rows]
+        scored.sort(key=lambda pair: (-pair[0], pair[1][0]))
+        return scored
 
     def recent(
         self,
@@ -564,6 +704,7 @@ class StoreWriter:
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
+        self._text = TextIndexWriter(connection)
         self._next_rowid: int | None = None
         self._changed = False
 
@@ -610,6 +751,7 @@ class StoreWriter:
             "SELECT rowid FROM fragments WHERE path = ?", (path,)
         ).fetchall()
         self._connection.executemany("DELETE FROM fts WHERE rowid = ?", rowids)
+        self._text.remove([int(rowid) for (rowid,) in rowids])
         for table in ("fragments", "nodes", "edges", "files"):
             self._connection.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
         return len(rowids)
@@ -643,13 +785,12 @@ class StoreWriter:
             ],
         )
         # Row ids are assigned here so that fragments and their full-text rows can be
-        # inserted in two batches.
+        # inserted in two batches; never one the keyword index's snapshot may hold.
         if self._next_rowid is None:
-            self._next_rowid = int(
-                execute("SELECT coalesce(max(rowid), 0) + 1 FROM fragments").fetchone()[0]
-            )
+            last = int(execute("SELECT coalesce(max(rowid), 0) FROM fragments").fetchone()[0])
+            self._next_rowid = max(last, self._text.floor()) + 1
         rows: list[tuple[object, ...]] = []
-        searchable: list[tuple[object, ...]] = []
+        searchable: list[tuple[int, str, str, str]] = []
         for item in fragments:
             fragment, source = item.fragment, item.fragment.source
             modified = _utc(source.modified_at or datetime.fromtimestamp(0, UTC))
@@ -690,6 +831,7 @@ class StoreWriter:
             rows,
         )
         many("INSERT INTO fts(rowid, title, text, words) VALUES (?, ?, ?, ?)", searchable)
+        self._text.add([(rowid, columns) for rowid, *columns in searchable])
 
 
 def _damaged(database: Path, what: str) -> str:
