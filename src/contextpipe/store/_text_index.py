@@ -69,8 +69,10 @@ _K1 = 1.2
 _B = 0.75
 #: FTS5's floor for the idf of a term most fragments hold.
 _MIN_IDF = 1e-6
+#: Relative room left for rounding when a bound decides that a fragment cannot catch up.
+_SLACK = 1e-9
 #: A term held by more than 1/_DENSE_SHARE of the fragments is scored over whole arrays.
-_DENSE_SHARE = 8
+_DENSE_SHARE = 2
 #: Pending changes that never trigger a fold, and the share of the snapshot that does.
 _FOLD_BASE = 2_000
 _FOLD_SHARE = 20
@@ -416,41 +418,87 @@ class TextView:
         average = float(lengths[self.live].sum()) / documents if documents else 1.0
         self._norm: Float = _K1 * (1 - _B + _B * lengths / average)
 
-    def scores(self, connection: sqlite3.Connection, terms: Sequence[str | Phrase]) -> Float:
-        """Each fragment's BM25 score for the query terms (0: none of them), by position;
-        a term string is an index term.
+    def best(
+        self, connection: sqlite3.Connection, terms: Sequence[str | Phrase], need: int | None
+    ) -> tuple[Int, Float]:
+        """The positions of the fragments matching any query term, with their BM25 scores
+        (ascending positions). With `need`, only those that may be among the `need` best:
+        every fragment left out scores below each of the `need` best returned.
+
+        Pruning (MaxScore): terms are taken in order of the most they can add to a score
+        (idf * (k1 + 1)); once the `need`-th best score so far beats what all the terms left
+        could add together, no fragment that none of the terms so far holds can catch up, and
+        the rest are scored only at the fragments found so far. Scores are then summed in
+        query-term order, as a full evaluation sums them, so both give the same numbers.
         """
-        scores = np.zeros(len(self.rowids), np.float64)
+        found = self._terms(connection, terms)
+        if not found:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        candidates = None if need is None else self._pruned(found, need)
+        if candidates is None:
+            scores = np.zeros(len(self.rowids), np.float64)
+            for term in found:
+                term.add_to(scores, self._norm)
+            positions = np.flatnonzero(scores > 0)
+            return positions, scores[positions]
+        values = np.zeros(len(candidates), np.float64)
+        for term in found:
+            values += term.at(candidates, self._norm)
+        return candidates, values
+
+    def _pruned(self, found: Sequence[_Term], need: int) -> Int | None:
+        """The fragments that may be among the `need` best, or None when pruning saves
+        nothing (every term had to be taken whole).
+        """
+        size = len(self.rowids)
+        held = np.zeros(size, np.bool_)
+        partial = np.zeros(size, np.float64)
+        left = sum(term.bound for term in found)
+        taken = 0
+        for taken, term in enumerate(sorted(found, key=lambda t: -t.bound), start=1):
+            left -= term.bound
+            held[term.positions] = True
+            term.add_to(partial, self._norm)
+            if taken < len(found):
+                candidates = np.flatnonzero(held)
+                if len(candidates) >= need:
+                    so_far = partial[candidates]
+                    cut = float(np.partition(so_far, len(candidates) - need)[-need])
+                    # `left` is a sum of floats: leave room for its rounding.
+                    reach = left * (1 + _SLACK) + _SLACK
+                    if reach < cut:
+                        # Nor can a fragment found so far that stays below the cut with
+                        # everything left added.
+                        return candidates[so_far + reach >= cut]
+        return None
+
+    def _terms(self, connection: sqlite3.Connection, terms: Sequence[str | Phrase]) -> list[_Term]:
+        """The query's terms that some fragment holds, in query order, with their postings."""
         if not self.documents:
-            return scores
+            return []
         ids = _term_ids(connection, [t for t in terms if isinstance(t, str)])
         postings = _postings(connection, set(ids.values()))
+        found: list[_Term] = []
         for term in terms:
             if isinstance(term, Phrase):
-                self._add_phrase(connection, term, scores)
+                positions, values = self._phrase(connection, term)
+                if len(positions):
+                    found.append(_Term(positions, None, values, float(values.max())))
                 continue
             term_id = ids.get(term)
             if term_id is None:
                 continue
             positions, counts = self._term_postings(term_id, postings.get(term_id))
-            holders = len(positions) if self._all_live else int(self.live[positions].sum())
+            if not self._all_live:
+                alive = self.live[positions]
+                positions, counts = positions[alive], counts[alive]
+            if not len(positions):
+                continue
+            holders = len(positions)
             idf = math.log((self.documents - holders + 0.5) / (holders + 0.5))
             idf = idf if idf > 0 else _MIN_IDF
-            if len(positions) * _DENSE_SHARE > len(scores):
-                # A common term: whole arrays are cheaper than gathering and scattering.
-                # Fragments without it add 0, so every score comes out the same either way.
-                frequency = np.zeros(len(scores), np.float64)
-                frequency[positions] = counts
-                frequency /= 2.0
-                scores += idf * (frequency * (_K1 + 1)) / (frequency + self._norm)
-            else:
-                frequency = counts / 2.0
-                scores[positions] += (
-                    idf * (frequency * (_K1 + 1)) / (frequency + self._norm[positions])
-                )
-        if not self._all_live:
-            scores[~self.live] = 0.0
-        return scores
+            found.append(_Term(positions, idf, counts / 2.0, idf * (_K1 + 1)))
+        return found
 
     def _term_postings(self, term_id: int, snapshot: tuple[Int, Int] | None) -> tuple[Int, Int]:
         pending = self._pending
@@ -461,21 +509,61 @@ class TextView:
         docs, weights = snapshot
         if len(docs) and (int(docs.max()) >= self._size or int(docs.min()) < 0):
             raise TextIndexError("keyword index: postings point past the snapshot")
+        if not len(positions):
+            return docs, weights
         return np.concatenate([docs, positions]), np.concatenate([weights, counts])
 
-    def _add_phrase(self, connection: sqlite3.Connection, phrase: Phrase, scores: Float) -> None:
+    def _phrase(self, connection: sqlite3.Connection, phrase: Phrase) -> tuple[Int, Float]:
+        """The fragments holding a phrase and what it adds to their scores, from FTS5."""
         rows = connection.execute(
             f"SELECT rowid, -bm25(fts, {COLUMN_WEIGHTS[0] / 2}, {COLUMN_WEIGHTS[1] / 2},"
-            f" {COLUMN_WEIGHTS[2] / 2}) FROM fts WHERE fts MATCH ?",
+            f" {COLUMN_WEIGHTS[2] / 2}) FROM fts WHERE fts MATCH ? ORDER BY rowid",
             ('"' + phrase.text.replace('"', '""') + '"',),
         ).fetchall()
-        if not rows:
-            return
-        found = np.array(rows, np.float64)
-        at = np.searchsorted(self.rowids, found[:, 0].astype(np.int64))
-        np.clip(at, 0, len(self.rowids) - 1, out=at)
-        known = self.rowids[at] == found[:, 0].astype(np.int64)
-        scores[at[known]] += found[known, 1]
+        rowids = np.fromiter((row[0] for row in rows), np.int64, len(rows))
+        values = np.fromiter((row[1] for row in rows), np.float64, len(rows))
+        at = np.clip(np.searchsorted(self.rowids, rowids), 0, max(len(self.rowids) - 1, 0))
+        known = (self.rowids[at] == rowids) if len(self.rowids) else np.zeros(0, np.bool_)
+        return at[known], values[known]
+
+
+@dataclass(frozen=True)
+class _Term:
+    """A query term's postings: ascending positions of the live fragments holding it, and
+    either its idf and weighted counts (an index term) or the scores FTS5 gave (a phrase).
+    `bound` is the most it adds to any score.
+    """
+
+    positions: Int
+    idf: float | None
+    weights: Float
+    bound: float
+
+    def _scores(self, frequency: Float, norm: Float) -> Float:
+        if self.idf is None:
+            return frequency
+        return self.idf * (frequency * (_K1 + 1)) / (frequency + norm)
+
+    def add_to(self, scores: Float, norm: Float) -> None:
+        """Add what the term gives each fragment to `scores` (indexed by position)."""
+        if self.idf is not None and len(self.positions) * _DENSE_SHARE > len(scores):
+            # A common term: whole arrays are cheaper than gathering and scattering.
+            # Fragments without it add 0, so every score comes out the same either way.
+            frequency = np.zeros(len(scores), np.float64)
+            frequency[self.positions] = self.weights
+            scores += self._scores(frequency, norm)
+        else:
+            scores[self.positions] += self._scores(self.weights, norm[self.positions])
+
+    def at(self, candidates: Int, norm: Float) -> Float:
+        """What the term gives each of the candidates (positions)."""
+        spread = np.zeros(len(norm), np.float64)
+        spread[self.positions] = self.weights
+        weights = spread[candidates]
+        held = weights > 0  # a holder's count is at least one; a phrase scores above 0
+        out = np.zeros(len(candidates), np.float64)
+        out[held] = self._scores(weights[held], norm[candidates[held]])
+        return out
 
 
 def _term_ids(connection: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:

@@ -196,11 +196,11 @@ _NAMES_SEPARATOR = "\n"
 _FORMS = {form.value: form for form in TargetForm}
 
 
-def _best_positions(candidates: Int, scores: Float, count: int) -> Int:
-    """The `count` best-scored of the candidate positions, in no order."""
-    if count >= len(candidates):
-        return candidates
-    return candidates[np.argpartition(-scores[candidates], count - 1)[:count]]
+def _best_positions(scores: Float, count: int) -> Int:
+    """Where the `count` best scores are, in no order."""
+    if count >= len(scores):
+        return np.arange(len(scores))
+    return np.argpartition(-scores, count - 1)[:count]
 
 
 def fts_expression(terms: Sequence[str]) -> str:
@@ -471,11 +471,13 @@ class EmbeddedStore:
         if not terms or limit <= 0:
             return []
         plan = list(query_plan(terms))
+        # With filters, the best that fit may lie anywhere: every match is scored.
+        need = None if filters.paths or filters.kinds else limit + _TIE_MARGIN
         with self.snapshot():
             view = self._text_view()
             with self._damage_reported(), self._text_damage_reported():
-                scores = view.scores(self._reader(), plan)
-            rows = self._best_rows(view, scores, limit, filters)
+                positions, scores = view.best(self._reader(), plan, need)
+            rows = self._best_rows(view.rowids[positions], scores, limit, filters)
         hits: list[TextHit] = []
         for score, row in rows:
             fragment = _fragment(row)
@@ -502,55 +504,41 @@ class EmbeddedStore:
         return view
 
     def _best_rows(
-        self, view: TextView, scores: Float, limit: int, filters: RequestFilters
+        self, rowids: Int, scores: Float, limit: int, filters: RequestFilters
     ) -> list[tuple[float, tuple[Any, ...]]]:
-        """The `limit` best-scored fragments that fit the filters, with their scores, ties
-        by id. The best few are checked against the filters first; when too few fit, every
-        fragment that fits is looked up and only those are ranked.
+        """The `limit` best-scored of these fragments that fit the filters, with their
+        scores, ties by id. The best few are checked against the filters first; when too
+        few fit, every fragment that fits is looked up and only those are ranked.
         """
         where, params = _filter_sql(filters)
-        candidates = np.flatnonzero(scores > 0)
         narrowed = not where
         while True:
-            top = _best_positions(candidates, scores, limit + _TIE_MARGIN)
-            rows = self._scored_rows(view, scores, top, where, params)
-            complete = len(top) == len(candidates)
+            top = _best_positions(scores, limit + _TIE_MARGIN)
+            rows = self._scored_rows(rowids[top], scores[top], where, params)
+            complete = len(top) == len(scores)
             if len(rows) >= limit or complete or narrowed:
                 break
-            fits = np.zeros(len(view.rowids), np.bool_)
-            fitting = np.array(
-                [
-                    row[0]
-                    for row in self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
-                ],
-                np.int64,
-            )
-            at = np.clip(np.searchsorted(view.rowids, fitting), 0, max(len(view.rowids) - 1, 0))
-            fits[at[view.rowids[at] == fitting]] = True
-            candidates = candidates[fits[candidates]]
+            fitting = self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
+            fits = np.isin(rowids, np.fromiter((row[0] for row in fitting), np.int64))
+            rowids, scores = rowids[fits], scores[fits]
             narrowed = True
         if len(rows) > limit and not complete:
             cut = rows[limit - 1][0]
             if scores[top].min() == cut:  # fragments outside `top` may tie with the cut
-                seen = {int(view.rowids[p]) for p in top}
-                tied = [
-                    p
-                    for p in candidates[scores[candidates] == cut]
-                    if int(view.rowids[p]) not in seen
-                ]
-                rows += self._scored_rows(view, scores, np.array(tied, np.int64), where, params)
+                tied = np.setdiff1d(np.flatnonzero(scores == cut), top)
+                rows += self._scored_rows(rowids[tied], scores[tied], where, params)
                 rows.sort(key=lambda pair: (-pair[0], pair[1][0]))
         return rows[:limit]
 
     def _scored_rows(
-        self, view: TextView, scores: Float, positions: Int, where: str, params: Sequence[str]
+        self, rowids: Int, scores: Float, where: str, params: Sequence[str]
     ) -> list[tuple[float, tuple[Any, ...]]]:
-        """The fragments at these index positions that fit the filters, best first, ties by
-        id, each with its score.
+        """These fragments, if they fit the filters, best first, ties by id, each with its
+        score.
         """
-        if not len(positions):
+        if not len(rowids):
             return []
-        score_of = {int(view.rowids[p]): float(scores[p]) for p in positions}
+        score_of = dict(zip(rowids.tolist(), scores.tolist(), strict=True))
         rows = self._query(
             f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
             f" WHERE rowid IN (SELECT value FROM json_each(?)) {where}",
