@@ -69,6 +69,8 @@ _K1 = 1.2
 _B = 0.75
 #: FTS5's floor for the idf of a term most fragments hold.
 _MIN_IDF = 1e-6
+#: Fragments written at once.
+_BATCH = 2_000
 #: Relative room left for rounding when a bound decides that a fragment cannot catch up.
 _SLACK = 1e-9
 #: A term held by more than 1/_DENSE_SHARE of the fragments is scored over whole arrays.
@@ -150,15 +152,28 @@ def _column_words(columns: Sequence[str]) -> tuple[list[Counter[str]], set[str]]
 
 
 class TextIndexWriter:
-    """Keeps the keyword index in step with the fragments, inside the writer's transactions."""
+    """Keeps the keyword index in step with the fragments, inside the writer's transactions.
+    Added fragments wait to be written in batches (a statement per file costs more than
+    the work): `flush` before every commit.
+    """
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
         # word -> its term ids; ids never change once written, so this outlives commits.
         self._ids: dict[str, tuple[int, ...]] = {}
+        self._waiting: dict[int, Sequence[str]] = {}
 
-    def add(self, fragments: Sequence[tuple[int, Sequence[str]]]) -> None:
+    def add(self, fragments: Iterable[tuple[int, Sequence[str]]]) -> None:
         """Index fragments: (rowid, (title, text, words)) each, rowids above the floor."""
+        self._waiting.update(fragments)
+        if len(self._waiting) >= _BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the fragments added since the last flush."""
+        fragments, self._waiting = list(self._waiting.items()), {}
+        if not fragments:
+            return
         counted: list[list[Counter[str]]] = []
         words: set[str] = set()
         for _, columns in fragments:
@@ -218,6 +233,8 @@ class TextIndexWriter:
 
     def remove(self, rowids: Sequence[int]) -> None:
         """Forget fragments: pending ones go, those of the snapshot are marked removed."""
+        waiting = self._waiting
+        rowids = [rowid for rowid in rowids if waiting.pop(rowid, None) is None]
         if not rowids:
             return
         floor = self.floor()
@@ -237,8 +254,9 @@ class TextIndexWriter:
     def index_existing(self) -> None:
         """Index every row of the FTS5 table (an upgrade from a layout without this index)."""
         cursor = self._connection.execute("SELECT rowid, title, text, words FROM fts")
-        while batch := cursor.fetchmany(2_000):
+        while batch := cursor.fetchmany(_BATCH):
             self.add([(int(row[0]), (str(row[1]), str(row[2]), str(row[3]))) for row in batch])
+        self.flush()
 
     def fold_due(self) -> bool:
         """Whether the pending changes have outgrown what a query should read."""
@@ -542,7 +560,8 @@ class _Term:
     def _scores(self, frequency: Float, norm: Float) -> Float:
         if self.idf is None:
             return frequency
-        return self.idf * (frequency * (_K1 + 1)) / (frequency + norm)
+        # Grouped as FTS5 groups it, so that the numbers come out the same to the bit.
+        return self.idf * ((frequency * (_K1 + 1)) / (frequency + norm))
 
     def add_to(self, scores: Float, norm: Float) -> None:
         """Add what the term gives each fragment to `scores` (indexed by position)."""

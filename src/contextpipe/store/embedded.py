@@ -364,7 +364,9 @@ class EmbeddedStore:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
                     self._prepare_schema(connection)
-                    yield StoreWriter(connection)
+                    writer = StoreWriter(connection)
+                    yield writer
+                    writer.flush()
                 except BaseException:
                     connection.execute("ROLLBACK")
                     raise
@@ -700,10 +702,15 @@ class StoreWriter:
         """Commit what was done so far and go on in a new transaction. Between the two,
         another writer may take its turn.
         """
+        self.flush()
         self._connection.execute("COMMIT")
         self._next_rowid = None  # another writer may have added fragments meanwhile
         self._changed = False
         self._connection.execute("BEGIN IMMEDIATE")
+
+    def flush(self) -> None:
+        """Write what waits to be written (the keyword index batches its writes)."""
+        self._text.flush()
 
     def _changing(self) -> None:
         """Count this transaction in the store's generation, once."""
