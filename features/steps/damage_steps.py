@@ -47,7 +47,7 @@ _DAMAGE: dict[str, Callable[[Context], None]] = {
     "missing its search index": lambda context: _sql(context, "DROP TABLE fts"),
     "missing its keyword index": lambda context: _sql(context, "DROP TABLE text_postings"),
     "left with a keyword index entry cut short": lambda context: _sql(
-        context, "UPDATE text_docs SET terms = substr(terms, 1, 3)"
+        context, "UPDATE text_segments SET terms = substr(terms, 1, 3)"
     ),
 }
 

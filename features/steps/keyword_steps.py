@@ -149,7 +149,7 @@ def _keyword_index(context: Context) -> tuple[int, int, int]:
     with closing(sqlite3.connect(pipeline(context).store.database)) as connection:
         snapshot, pending, searchable = connection.execute(
             "SELECT (SELECT length(value) / 8 FROM text_snapshot WHERE key = 'rowids'),"
-            " (SELECT count(*) FROM text_docs), (SELECT count(*) FROM fts)"
+            " (SELECT coalesce(sum(documents), 0) FROM text_segments), (SELECT count(*) FROM fts)"
         ).fetchone()
     return int(snapshot or 0), int(pending), int(searchable)
 

@@ -127,7 +127,7 @@ def layout_5(context: Context) -> None:
         connection.executescript(
             """
             DROP TABLE text_terms; DROP TABLE text_snapshot; DROP TABLE text_postings;
-            DROP TABLE text_docs; DROP TABLE text_removed;
+            DROP TABLE text_segments; DROP TABLE text_removed;
             DELETE FROM meta WHERE key IN ('text_floor', 'text_snapshot');
             UPDATE meta SET value = '5' WHERE key = 'schema_version';
             """

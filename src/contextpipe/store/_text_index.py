@@ -22,14 +22,16 @@ Layout (tables of the store's database, so that a file's postings commit with th
 - `text_terms`: term -> id.
 - `text_snapshot`, `text_postings`: the snapshot, an immutable inverted index: the rowids
   (ascending) and token counts of its fragments, and per term the positions of the
-  fragments holding it (int32) with the weighted count (uint32, in half occurrences).
-- `text_docs`: fragments written since the snapshot (rowids above `text_floor` in meta):
-  their term ids and weighted counts.
-- `text_removed`: rowids removed since the snapshot (some may be in no snapshot).
+  fragments holding it (int32) with the weighted counts (uint32, in half occurrences).
+- `text_segments`: fragments written since the snapshot, one row per batch the writer
+  flushed: their rowids, token counts and (term id, weighted count) pairs.
+- `text_removed`: rowids of fragments removed since the snapshot. Rowids are never given
+  twice (new fragments get rowids above `text_floor` in meta, the highest the index has
+  held), so a removed rowid never hides a later fragment.
 
 The writer folds the changes into a new snapshot when they outgrow `_FOLD_BASE` plus
 `1/_FOLD_SHARE` of the snapshot, in a transaction of its own, so that a query reads a few
-pending rows at most.
+pending rows at most; an interrupted fold leaves the index as it was.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ import math
 import re
 import sqlite3
 import threading
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,9 +57,9 @@ CREATE TABLE IF NOT EXISTS text_snapshot (key TEXT PRIMARY KEY, value BLOB NOT N
 CREATE TABLE IF NOT EXISTS text_postings (
     id INTEGER PRIMARY KEY, docs BLOB NOT NULL, counts BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS text_docs (
-    rowid INTEGER PRIMARY KEY, length INTEGER NOT NULL, terms BLOB NOT NULL,
-    counts BLOB NOT NULL
+CREATE TABLE IF NOT EXISTS text_segments (
+    id INTEGER PRIMARY KEY, documents INTEGER NOT NULL, rowids BLOB NOT NULL,
+    lengths BLOB NOT NULL, sizes BLOB NOT NULL, terms BLOB NOT NULL, counts BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS text_removed (rowid INTEGER PRIMARY KEY);
 """
@@ -142,25 +143,19 @@ def query_tokens(term: str) -> tuple[str, ...]:
     return tuple(token for word in words for token in stems[word])
 
 
-def _column_words(columns: Sequence[str]) -> tuple[list[Counter[str]], set[str]]:
-    """Each column's word counts, and every word of the fragment."""
-    counted = [Counter(_WORD.findall(text.lower())) for text in columns]
-    words: set[str] = set()
-    for column in counted:
-        words.update(column)
-    return counted, words
-
-
 class TextIndexWriter:
     """Keeps the keyword index in step with the fragments, inside the writer's transactions.
-    Added fragments wait to be written in batches (a statement per file costs more than
-    the work): `flush` before every commit.
+    Added fragments wait to be written as one segment (a statement per file costs more
+    than the work): `flush` before every commit.
     """
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
-        # word -> its term ids; ids never change once written, so this outlives commits.
-        self._ids: dict[str, tuple[int, ...]] = {}
+        # Every word seen, numbered, and the term ids of each number (a table of offsets
+        # into one flat array). Term ids never change once written: this outlives commits.
+        self._words: dict[str, int] = {}
+        self._starts: Int = np.zeros(1, np.int64)
+        self._terms: Int = np.zeros(0, np.int64)
         self._waiting: dict[int, Sequence[str]] = {}
 
     def add(self, fragments: Iterable[tuple[int, Sequence[str]]]) -> None:
@@ -170,55 +165,66 @@ class TextIndexWriter:
             self.flush()
 
     def flush(self) -> None:
-        """Write the fragments added since the last flush."""
+        """Write the fragments added since the last flush as one segment."""
         fragments, self._waiting = list(self._waiting.items()), {}
         if not fragments:
             return
-        counted: list[list[Counter[str]]] = []
-        words: set[str] = set()
+        tokens: list[str] = []
+        cuts: list[int] = []  # words per column, columns of every fragment in order
         for _, columns in fragments:
-            columns_words, distinct = _column_words(columns)
-            counted.append(columns_words)
-            words |= distinct
-        ids = self._term_ids(words)
-        rows: list[tuple[int, int, bytes, bytes]] = []
-        for (rowid, _), columns_words in zip(fragments, counted, strict=True):
-            weighted: dict[int, int] = {}
-            length = 0
-            for column, weight in zip(columns_words, COLUMN_WEIGHTS, strict=True):
-                for word, count in column.items():
-                    terms = ids[word]
-                    length += count * len(terms)
-                    for term in terms:
-                        weighted[term] = weighted.get(term, 0) + count * weight
-            rows.append(
-                (
-                    rowid,
-                    length,
-                    np.fromiter(weighted.keys(), _POSITIONS, len(weighted)).tobytes(),
-                    np.fromiter(weighted.values(), _COUNTS, len(weighted)).tobytes(),
-                )
-            )
-        self._connection.executemany(
-            "INSERT INTO text_docs(rowid, length, terms, counts) VALUES (?, ?, ?, ?)", rows
+            for text in columns:
+                words = _WORD.findall(text.lower())
+                tokens.extend(words)
+                cuts.append(len(words))
+        self._learn(tokens)
+        numbers = np.fromiter(map(self._words.__getitem__, tokens), np.int64, len(tokens))
+        # Each word is as many terms as FTS5 makes of it (almost always one).
+        per_word = self._starts[numbers + 1] - self._starts[numbers]
+        word_of = np.repeat(np.arange(len(tokens)), per_word)
+        shift = np.repeat(self._starts[numbers] - (np.cumsum(per_word) - per_word), per_word)
+        terms = self._terms[shift + np.arange(len(word_of))]
+        column = np.repeat(np.arange(len(cuts)), cuts)[word_of]
+        documents = column // len(COLUMN_WEIGHTS)
+        weights = np.asarray(COLUMN_WEIGHTS, np.int64)[column % len(COLUMN_WEIGHTS)]
+        count = len(fragments)
+        span = int(terms.max()) + 1 if len(terms) else 1
+        pairs, inverse = np.unique(documents * span + terms, return_inverse=True)
+        rowids = np.fromiter((rowid for rowid, _ in fragments), np.int64, count)
+        self._connection.execute(
+            "INSERT INTO text_segments(documents, rowids, lengths, sizes, terms, counts)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                count,
+                rowids.astype(_ROWIDS).tobytes(),
+                np.bincount(documents, minlength=count).astype(_COUNTS).tobytes(),
+                np.bincount(pairs // span, minlength=count).astype(_COUNTS).tobytes(),
+                (pairs % span).astype(_POSITIONS).tobytes(),
+                # Sums of small integers: exact in float64.
+                np.bincount(inverse, weights=weights).astype(_COUNTS).tobytes(),
+            ),
         )
+        self._raise_floor(int(rowids.max()))
 
-    def _term_ids(self, words: set[str]) -> dict[str, tuple[int, ...]]:
-        known = self._ids
-        new = [word for word in words if word not in known]
-        if new:
-            stems = tokens_of(new)
-            terms = sorted({term for word in new for term in stems[word]})
-            ids = self._lookup(terms)
-            missing = [term for term in terms if term not in ids]
-            if missing:
-                self._connection.executemany(
-                    "INSERT INTO text_terms(term) VALUES (?)", [(term,) for term in missing]
-                )
-                ids.update(self._lookup(missing))
-            for word in new:
-                known[word] = tuple(ids[term] for term in stems[word])
-        return {word: known[word] for word in words}
+    def _learn(self, tokens: Sequence[str]) -> None:
+        """Number the words not seen before, with their term ids (new terms are written)."""
+        new = sorted(set(tokens).difference(self._words))
+        if not new:
+            return
+        stems = tokens_of(new)
+        terms = sorted({term for word in new for term in stems[word]})
+        ids = self._lookup(terms)
+        missing = [term for term in terms if term not in ids]
+        if missing:
+            self._connection.executemany(
+                "INSERT INTO text_terms(term) VALUES (?)", [(term,) for term in missing]
+            )
+            ids.update(self._lookup(missing))
+        first = len(self._words)
+        self._words.update(zip(new, range(first, first + len(new)), strict=True))
+        sizes = np.fromiter((len(stems[word]) for word in new), np.int64, len(new))
+        flat = np.fromiter((ids[t] for word in new for t in stems[word]), np.int64)
+        self._starts = np.concatenate([self._starts, self._starts[-1] + np.cumsum(sizes)])
+        self._terms = np.concatenate([self._terms, flat])
 
     def _lookup(self, terms: Sequence[str]) -> dict[str, int]:
         found: dict[str, int] = {}
@@ -232,24 +238,27 @@ class TextIndexWriter:
         return found
 
     def remove(self, rowids: Sequence[int]) -> None:
-        """Forget fragments: pending ones go, those of the snapshot are marked removed."""
+        """Forget fragments: those not written yet are dropped, the others marked removed
+        (a rowid is never given again, so a mark never hides a later fragment).
+        """
         waiting = self._waiting
-        rowids = [rowid for rowid in rowids if waiting.pop(rowid, None) is None]
-        if not rowids:
-            return
+        written = [(rowid,) for rowid in rowids if waiting.pop(rowid, None) is None]
         floor = self.floor()
         self._connection.executemany(
-            "DELETE FROM text_docs WHERE rowid = ?", [(r,) for r in rowids if r > floor]
-        )
-        self._connection.executemany(
             "INSERT OR IGNORE INTO text_removed(rowid) VALUES (?)",
-            [(r,) for r in rowids if r <= floor],
+            [row for row in written if row[0] <= floor],
         )
 
     def floor(self) -> int:
-        """The highest rowid the snapshot may hold; new fragments get higher ones."""
+        """The highest rowid the index has held; new fragments get higher ones."""
         row = self._connection.execute("SELECT value FROM meta WHERE key = 'text_floor'").fetchone()
         return int(row[0]) if row else 0
+
+    def _raise_floor(self, rowid: int) -> None:
+        self._connection.execute(
+            "UPDATE meta SET value = max(CAST(value AS INTEGER), ?) WHERE key = 'text_floor'",
+            (rowid,),
+        )
 
     def index_existing(self) -> None:
         """Index every row of the FTS5 table (an upgrade from a layout without this index)."""
@@ -261,7 +270,8 @@ class TextIndexWriter:
     def fold_due(self) -> bool:
         """Whether the pending changes have outgrown what a query should read."""
         pending, snapshot = self._connection.execute(
-            "SELECT (SELECT count(*) FROM text_docs) + (SELECT count(*) FROM text_removed),"
+            "SELECT (SELECT coalesce(sum(documents), 0) FROM text_segments)"
+            " + (SELECT count(*) FROM text_removed),"
             " (SELECT length(value) FROM text_snapshot WHERE key = 'rowids')"
         ).fetchone()
         documents = int(snapshot or 0) // _ROWIDS.itemsize
@@ -270,35 +280,29 @@ class TextIndexWriter:
     def fold(self) -> None:
         """Merge the pending changes into a new snapshot (in the caller's transaction)."""
         connection = self._connection
-        snapshot = read_snapshot(connection)
-        removed = _removed_rows(connection, snapshot.rowids)
-        keep = np.ones(len(snapshot.rowids), np.bool_)
-        keep[removed] = False
-        # Old position -> new position of each kept fragment (-1: removed).
-        moved = np.cumsum(keep) - 1
-        moved[~keep] = -1
+        documents = read_documents(connection)
+        live = documents.live
+        # Old position -> new position of each live fragment (-1: removed).
+        moved = np.cumsum(live) - 1
+        moved[~live] = -1
         terms: list[Int] = []
         positions: list[Int] = []
         counts: list[Int] = []
-        for term_id, docs, weights in connection.execute(
-            "SELECT id, docs, counts FROM text_postings"
-        ):
-            old = _array(docs, _POSITIONS, "postings")
-            new = moved[old]
-            alive = new >= 0
-            terms.append(np.full(int(alive.sum()), int(term_id), np.int64))
-            positions.append(new[alive])
-            counts.append(_array(weights, _COUNTS, "postings")[alive])
-        kept = int(keep.sum())
-        pending = read_pending(connection, kept)
+        postings = connection.execute("SELECT id, docs, counts FROM text_postings")
+        for term_id, docs, weights in postings:
+            old, weight = _postings_arrays(docs, weights, documents.snapshot)
+            terms.append(np.full(len(old), int(term_id), np.int64))
+            positions.append(old)
+            counts.append(weight)
+        pending = documents.pending
         terms.append(pending.terms)
         positions.append(pending.positions)
         counts.append(pending.counts)
-        rowids = np.concatenate([snapshot.rowids[keep], pending.rowids])
-        lengths = np.concatenate([snapshot.lengths[keep], pending.lengths])
-        all_terms = np.concatenate(terms)
-        all_positions = np.concatenate(positions)
-        all_counts = np.concatenate(counts)
+        all_positions = moved[np.concatenate(positions)]
+        alive = all_positions >= 0
+        all_terms = np.concatenate(terms)[alive]
+        all_positions = all_positions[alive]
+        all_counts = np.concatenate(counts)[alive]
         order = np.lexsort((all_positions, all_terms))
         all_terms = all_terms[order]
         all_positions = all_positions[order].astype(_POSITIONS)
@@ -320,16 +324,12 @@ class TextIndexWriter:
         connection.executemany(
             "INSERT OR REPLACE INTO text_snapshot(key, value) VALUES (?, ?)",
             [
-                ("rowids", rowids.astype(_ROWIDS).tobytes()),
-                ("lengths", lengths.astype(_COUNTS).tobytes()),
+                ("rowids", documents.rowids[live].astype(_ROWIDS).tobytes()),
+                ("lengths", documents.lengths[live].astype(_COUNTS).tobytes()),
             ],
         )
-        floor = max(self.floor(), int(rowids[-1]) if len(rowids) else 0)
-        connection.execute("DELETE FROM text_docs")
+        connection.execute("DELETE FROM text_segments")
         connection.execute("DELETE FROM text_removed")
-        connection.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('text_floor', ?)", (str(floor),)
-        )
         connection.execute(
             "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'text_snapshot'"
         )
@@ -342,68 +342,90 @@ def _array(blob: object, dtype: np.dtype[Any], what: str) -> npt.NDArray[Any]:
     return np.frombuffer(blob, dtype)
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """The snapshot's fragments: rowids (ascending) and token counts."""
-
-    rowids: Int
-    lengths: Int
-
-
-def read_snapshot(connection: sqlite3.Connection) -> Snapshot:
-    """The snapshot's fragment arrays (empty before the first fold)."""
-    found = dict(connection.execute("SELECT key, value FROM text_snapshot").fetchall())
-    rowids = _array(found.get("rowids", b""), _ROWIDS, "snapshot")
-    lengths = _array(found.get("lengths", b""), _COUNTS, "snapshot")
-    if len(rowids) != len(lengths) or np.any(rowids[1:] <= rowids[:-1]):
-        raise TextIndexError("keyword index: snapshot does not add up")
-    return Snapshot(rowids, lengths)
-
-
-def _removed_rows(connection: sqlite3.Connection, rowids: Int) -> Int:
-    """Snapshot positions of the removed fragments."""
-    removed = np.fromiter(
-        (row[0] for row in connection.execute("SELECT rowid FROM text_removed")), np.int64
-    )
-    at = np.searchsorted(rowids, removed)
-    inside = at < len(rowids)
-    at, removed = at[inside], removed[inside]
-    return at[rowids[at] == removed]
+def _postings_arrays(docs: object, counts: object, size: int) -> tuple[Int, Int]:
+    """A snapshot term's positions and weighted counts, checked against the snapshot."""
+    positions = _array(docs, _POSITIONS, "postings")
+    weights = _array(counts, _COUNTS, "postings")
+    if len(positions) != len(weights) or (
+        len(positions) and (int(positions.max()) >= size or int(positions.min()) < 0)
+    ):
+        raise TextIndexError("keyword index: postings do not add up")
+    return positions, weights
 
 
 @dataclass(frozen=True)
 class Pending:
-    """Fragments written since the snapshot, at positions `first`..., and their postings
-    sorted by term.
-    """
+    """The postings of the fragments written since the snapshot, sorted by term."""
 
-    rowids: Int
-    lengths: Int
     terms: Int
     positions: Int
     counts: Int
 
 
-def read_pending(connection: sqlite3.Connection, first: int) -> Pending:
-    """The pending fragments, numbered from `first` in rowid order."""
-    rows = connection.execute(
-        "SELECT rowid, length, terms, counts FROM text_docs ORDER BY rowid"
-    ).fetchall()
-    terms = [_array(row[2], _POSITIONS, "pending fragment") for row in rows]
-    counts = [_array(row[3], _COUNTS, "pending fragment") for row in rows]
-    if any(len(t) != len(c) for t, c in zip(terms, counts, strict=True)):
-        raise TextIndexError("keyword index: pending fragment does not add up")
-    sizes = np.fromiter(map(len, terms), np.int64, len(terms))
-    all_terms = np.concatenate(terms) if terms else np.zeros(0, np.int64)
-    positions = np.repeat(np.arange(first, first + len(rows), dtype=np.int64), sizes)
-    all_counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
-    order = np.argsort(all_terms, kind="stable")
-    return Pending(
-        np.fromiter((row[0] for row in rows), np.int64, len(rows)),
-        np.fromiter((row[1] for row in rows), np.int64, len(rows)),
-        all_terms[order],
-        positions[order],
-        all_counts[order],
+@dataclass(frozen=True)
+class Documents:
+    """Every fragment the index holds, in rowid order: the snapshot's, then those written
+    since (`pending` holds their postings); `live` is False for removed ones.
+    """
+
+    rowids: Int
+    lengths: Int
+    live: npt.NDArray[np.bool_]
+    snapshot: int
+    pending: Pending
+
+
+def read_documents(connection: sqlite3.Connection) -> Documents:
+    """The index's fragments and the postings of the pending ones."""
+    found = dict(connection.execute("SELECT key, value FROM text_snapshot").fetchall())
+    rowids = [_array(found.get("rowids", b""), _ROWIDS, "snapshot")]
+    lengths = [_array(found.get("lengths", b""), _COUNTS, "snapshot")]
+    if len(rowids[0]) != len(lengths[0]):
+        raise TextIndexError("keyword index: snapshot does not add up")
+    snapshot = len(rowids[0])
+    sizes: list[Int] = []
+    terms: list[Int] = []
+    counts: list[Int] = []
+    for row in connection.execute(
+        "SELECT documents, rowids, lengths, sizes, terms, counts FROM text_segments ORDER BY id"
+    ):
+        parts = [
+            _array(blob, dtype, "pending segment")
+            for blob, dtype in zip(
+                row[1:], (_ROWIDS, _COUNTS, _COUNTS, _POSITIONS, _COUNTS), strict=True
+            )
+        ]
+        if not (
+            len(parts[0]) == len(parts[1]) == len(parts[2]) == int(row[0])
+            and int(parts[2].sum()) == len(parts[3]) == len(parts[4])
+        ):
+            raise TextIndexError("keyword index: pending segment does not add up")
+        rowids.append(parts[0])
+        lengths.append(parts[1])
+        sizes.append(parts[2])
+        terms.append(parts[3])
+        counts.append(parts[4])
+    all_rowids = np.concatenate(rowids).astype(np.int64)
+    if np.any(all_rowids[1:] <= all_rowids[:-1]):
+        raise TextIndexError("keyword index: fragments out of order")
+    live = np.ones(len(all_rowids), np.bool_)
+    removed = np.fromiter(
+        (row[0] for row in connection.execute("SELECT rowid FROM text_removed")), np.int64
+    )
+    at = np.clip(np.searchsorted(all_rowids, removed), 0, max(len(all_rowids) - 1, 0))
+    if len(all_rowids):
+        live[at[all_rowids[at] == removed]] = False
+    pending_sizes = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+    positions = np.repeat(np.arange(snapshot, len(all_rowids), dtype=np.int64), pending_sizes)
+    pending_terms = np.concatenate(terms).astype(np.int64) if terms else np.zeros(0, np.int64)
+    order = np.argsort(pending_terms, kind="stable")
+    pending_counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+    return Documents(
+        all_rowids,
+        np.concatenate(lengths).astype(np.int64),
+        live,
+        snapshot,
+        Pending(pending_terms[order], positions[order], pending_counts[order]),
     )
 
 
@@ -421,15 +443,12 @@ class TextView:
     """
 
     def __init__(self, connection: sqlite3.Connection) -> None:
-        snapshot = read_snapshot(connection)
-        self._size = len(snapshot.rowids)
-        live = np.ones(self._size, np.bool_)
-        live[_removed_rows(connection, snapshot.rowids)] = False
-        pending = read_pending(connection, self._size)
-        self._pending = pending
-        self.rowids = np.concatenate([snapshot.rowids, pending.rowids])
-        self.live = np.concatenate([live, np.ones(len(pending.rowids), np.bool_)])
-        lengths = np.concatenate([snapshot.lengths, pending.lengths]).astype(np.float64)
+        found = read_documents(connection)
+        self._size = found.snapshot
+        self._pending = found.pending
+        self.rowids = found.rowids
+        self.live = found.live
+        lengths = found.lengths.astype(np.float64)
         documents = int(self.live.sum())
         self._all_live = documents == len(self.live)
         self.documents = documents
@@ -495,7 +514,7 @@ class TextView:
         if not self.documents:
             return []
         ids = _term_ids(connection, [t for t in terms if isinstance(t, str)])
-        postings = _postings(connection, set(ids.values()))
+        postings = _postings(connection, set(ids.values()), self._size)
         found: list[_Term] = []
         for term in terms:
             if isinstance(term, Phrase):
@@ -525,8 +544,6 @@ class TextView:
         if snapshot is None:
             return positions, counts
         docs, weights = snapshot
-        if len(docs) and (int(docs.max()) >= self._size or int(docs.min()) < 0):
-            raise TextIndexError("keyword index: postings point past the snapshot")
         if not len(positions):
             return docs, weights
         return np.concatenate([docs, positions]), np.concatenate([weights, counts])
@@ -594,20 +611,16 @@ def _term_ids(connection: sqlite3.Connection, terms: Sequence[str]) -> dict[str,
     return {str(term): int(term_id) for term, term_id in rows}
 
 
-def _postings(connection: sqlite3.Connection, ids: set[int]) -> dict[int, tuple[Int, Int]]:
+def _postings(
+    connection: sqlite3.Connection, ids: set[int], size: int
+) -> dict[int, tuple[Int, Int]]:
     if not ids:
         return {}
     marks = ", ".join("?" * len(ids))
-    found: dict[int, tuple[Int, Int]] = {}
-    for term_id, docs, counts in connection.execute(
+    rows = connection.execute(
         f"SELECT id, docs, counts FROM text_postings WHERE id IN ({marks})", sorted(ids)
-    ):
-        positions = _array(docs, _POSITIONS, "postings")
-        weights = _array(counts, _COUNTS, "postings")
-        if len(positions) != len(weights):
-            raise TextIndexError("keyword index: postings do not add up")
-        found[int(term_id)] = (positions, weights)
-    return found
+    )
+    return {int(row[0]): _postings_arrays(row[1], row[2], size) for row in rows}
 
 
 def query_plan(terms: Iterable[str]) -> Iterator[str | Phrase]:

@@ -179,7 +179,7 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     ),
 }
 
-_TEXT_TABLES = ("text_terms", "text_snapshot", "text_postings", "text_docs", "text_removed")
+_TEXT_TABLES = ("text_terms", "text_snapshot", "text_postings", "text_segments", "text_removed")
 
 _FRAGMENT_COLUMNS = (
     "id, uri, depth, path, start_line, end_line, kind, title, language, text, token_count,"
