@@ -41,28 +41,14 @@ import math
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-#: The text index's tokenizer; the FTS5 table and the stemming table both use it.
-TOKENIZE = "porter unicode61 remove_diacritics 2"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS text_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS text_snapshot (key TEXT PRIMARY KEY, value BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS text_postings (
-    id INTEGER PRIMARY KEY, docs BLOB NOT NULL, counts BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS text_segments (
-    id INTEGER PRIMARY KEY, documents INTEGER NOT NULL, rowids BLOB NOT NULL,
-    lengths BLOB NOT NULL, sizes BLOB NOT NULL, terms BLOB NOT NULL, counts BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS text_removed (rowid INTEGER PRIMARY KEY);
-"""
+from ._text_layout import TOKENIZE
 
 #: Column weights in half occurrences: title 3, text 1, identifier words 0.5.
 COLUMN_WEIGHTS = (6, 2, 1)
@@ -72,6 +58,8 @@ _B = 0.75
 _MIN_IDF = 1e-6
 #: Fragments written at once.
 _BATCH = 2_000
+#: Fragments ranked past the limit, to see whether score ties run past the cut.
+_TIE_MARGIN = 8
 #: Relative room left for rounding when a bound decides that a fragment cannot catch up.
 _SLACK = 1e-9
 #: A term held by more than 1/_DENSE_SHARE of the fragments is scored over whole arrays.
@@ -456,11 +444,16 @@ class TextView:
         self._norm: Float = _K1 * (1 - _B + _B * lengths / average)
 
     def best(
-        self, connection: sqlite3.Connection, terms: Sequence[str | Phrase], need: int | None
+        self,
+        connection: sqlite3.Connection,
+        terms: Sequence[str | Phrase],
+        limit: int,
+        filtered: bool,
     ) -> tuple[Int, Float]:
-        """The positions of the fragments matching any query term, with their BM25 scores
-        (ascending positions). With `need`, only those that may be among the `need` best:
-        every fragment left out scores below each of the `need` best returned.
+        """The rowids of the fragments matching any query term, with their BM25 scores.
+        Unless `filtered` (then the best that fit may lie anywhere), only those that may be
+        among the best `limit` (and a margin): every fragment left out scores below each
+        of those.
 
         Pruning (MaxScore): terms are taken in order of the most they can add to a score
         (idf * (k1 + 1)); once the `need`-th best score so far beats what all the terms left
@@ -471,17 +464,17 @@ class TextView:
         found = self._terms(connection, terms)
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        candidates = None if need is None else self._pruned(found, need)
+        candidates = None if filtered else self._pruned(found, limit + _TIE_MARGIN)
         if candidates is None:
             scores = np.zeros(len(self.rowids), np.float64)
             for term in found:
                 term.add_to(scores, self._norm)
             positions = np.flatnonzero(scores > 0)
-            return positions, scores[positions]
+            return self.rowids[positions], scores[positions]
         values = np.zeros(len(candidates), np.float64)
         for term in found:
             values += term.at(candidates, self._norm)
-        return candidates, values
+        return self.rowids[candidates], values
 
     def _pruned(self, found: Sequence[_Term], need: int) -> Int | None:
         """The fragments that may be among the `need` best, or None when pruning saves
@@ -633,3 +626,47 @@ def query_plan(terms: Iterable[str]) -> Iterator[str | Phrase]:
             yield tokens[0]
         elif tokens:
             yield Phrase(term)
+
+
+Row = tuple[Any, ...]
+#: Fragments' rows with their scores, best first, ties by id (a row's first column).
+Scored = list[tuple[float, Row]]
+
+
+def select_best(
+    rowids: Int,
+    scores: Float,
+    limit: int,
+    fetch: Callable[[list[int], list[float]], Scored],
+    fitting: Callable[[], Iterable[int]] | None,
+) -> Scored:
+    """The `limit` best-scored fragments that fit the request's filters, ties by id.
+    `fetch` gives the rows of those of the fragments (rowids, scores) that fit, sorted;
+    `fitting` (None: no filter) every rowid that fits. The best few are fetched first; when
+    too few fit, only the fragments that fit are ranked. When score ties run past the cut,
+    every tied fragment is fetched, so that ids, not positions, decide.
+    """
+    narrowed = fitting is None
+    while True:
+        top = _best_positions(scores, limit + _TIE_MARGIN)
+        rows = fetch(rowids[top].tolist(), scores[top].tolist())
+        complete = len(top) == len(scores)
+        if len(rows) >= limit or complete or fitting is None or narrowed:
+            break
+        fits = np.isin(rowids, np.fromiter(fitting(), np.int64))
+        rowids, scores = rowids[fits], scores[fits]
+        narrowed = True
+    if len(rows) > limit and not complete:
+        cut = rows[limit - 1][0]
+        if scores[top].min() == cut:  # fragments outside `top` may tie with the cut
+            tied = np.setdiff1d(np.flatnonzero(scores == cut), top)
+            rows += fetch(rowids[tied].tolist(), scores[tied].tolist())
+            rows.sort(key=lambda pair: (-pair[0], pair[1][0]))
+    return rows[:limit]
+
+
+def _best_positions(scores: Float, count: int) -> Int:
+    """Where the `count` best scores are, in no order."""
+    if count >= len(scores):
+        return np.arange(len(scores))
+    return np.argpartition(-scores, count - 1)[:count]

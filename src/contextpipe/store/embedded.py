@@ -22,9 +22,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, cast
 
 from ..config import Settings
 from ..errors import StoreError
@@ -48,19 +46,11 @@ from ..storage import (
 )
 from ..text import identifier_words, matched_terms, query_terms
 from ._health import file_damage, inspect, is_damage
-from ._text_index import (
-    SCHEMA as TEXT_SCHEMA,
-)
-from ._text_index import (
-    TOKENIZE,
-    Float,
-    Int,
-    TextIndexError,
-    TextIndexWriter,
-    TextView,
-    query_plan,
-)
+from ._text_layout import TEXT_META, TEXT_SCHEMA, TEXT_TABLES, TOKENIZE
 from ._variants import VariantsMemo
+
+if TYPE_CHECKING:
+    from ._text_index import Scored, TextView
 
 DATABASE_NAME = "index.sqlite3"
 SCHEMA_VERSION = "6"
@@ -123,15 +113,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     + TEXT_SCHEMA
 )
 
-#: Meta rows of the keyword index: the highest rowid its snapshot may hold, and a number
-#: that grows with every new snapshot (a reader's cached view is of one snapshot).
-_TEXT_META = (
-    "INSERT INTO meta(key, value) VALUES ('text_floor', '0')",
-    "INSERT INTO meta(key, value) VALUES ('text_snapshot', '0')",
-)
-
 
 def _index_existing(connection: sqlite3.Connection) -> None:
+    from ._text_index import TextIndexWriter
+
     TextIndexWriter(connection).index_existing()
 
 
@@ -174,12 +159,10 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     # Layout 5 had only the FTS5 table: index its rows into the keyword index.
     "5": (
         *(statement for statement in TEXT_SCHEMA.split(";") if statement.strip()),
-        *_TEXT_META,
+        *TEXT_META,
         _index_existing,
     ),
 }
-
-_TEXT_TABLES = ("text_terms", "text_snapshot", "text_postings", "text_segments", "text_removed")
 
 _FRAGMENT_COLUMNS = (
     "id, uri, depth, path, start_line, end_line, kind, title, language, text, token_count,"
@@ -188,19 +171,10 @@ _FRAGMENT_COLUMNS = (
 
 # A heading or definition name that matches says more than a word in the body.
 _TITLE_WEIGHT = 3.0
-#: Rows ranked past the limit, to see whether score ties run past the cut.
-_TIE_MARGIN = 8
 
 #: An edge target's alternative names, one per line in the `target` column.
 _NAMES_SEPARATOR = "\n"
 _FORMS = {form.value: form for form in TargetForm}
-
-
-def _best_positions(scores: Float, count: int) -> Int:
-    """Where the `count` best scores are, in no order."""
-    if count >= len(scores):
-        return np.arange(len(scores))
-    return np.argpartition(-scores, count - 1)[:count]
 
 
 def fts_expression(terms: Sequence[str]) -> str:
@@ -385,6 +359,8 @@ class EmbeddedStore:
         grown enough to slow queries; alone in its transaction, so that an interrupted fold
         loses nothing.
         """
+        from ._text_index import TextIndexWriter
+
         text = TextIndexWriter(connection)
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -399,6 +375,8 @@ class EmbeddedStore:
     @contextmanager
     def _text_damage_reported(self) -> Generator[None]:
         """A keyword index that does not add up is a damaged store, said in one line."""
+        from ._text_index import TextIndexError
+
         try:
             yield
         except TextIndexError as exc:
@@ -421,7 +399,7 @@ class EmbeddedStore:
             return
         if not found.empty and found.version != SCHEMA_VERSION:
             # An index of an older layout is rebuilt, inside this same transaction.
-            for table in ("fts", *_TEXT_TABLES, "edges", "nodes", "fragments", "files", "meta"):
+            for table in ("fts", *TEXT_TABLES, "edges", "nodes", "fragments", "files", "meta"):
                 connection.execute(f"DROP TABLE IF EXISTS {table}")
         if found.empty or found.version != SCHEMA_VERSION:
             for statement in _SCHEMA.split(";"):
@@ -432,7 +410,7 @@ class EmbeddedStore:
                 (SCHEMA_VERSION,),
             )
             connection.execute("INSERT INTO meta(key, value) VALUES ('generation', '0')")
-            for statement in _TEXT_META:
+            for statement in TEXT_META:
                 connection.execute(statement)
 
     # -- reading -----------------------------------------------------------------------
@@ -472,14 +450,23 @@ class EmbeddedStore:
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
+        from ._text_index import query_plan, select_best
+
         plan = list(query_plan(terms))
-        # With filters, the best that fit may lie anywhere: every match is scored.
-        need = None if filters.paths or filters.kinds else limit + _TIE_MARGIN
+        where, params = _filter_sql(filters)
         with self.snapshot():
             view = self._text_view()
             with self._damage_reported(), self._text_damage_reported():
-                positions, scores = view.best(self._reader(), plan, need)
-            rows = self._best_rows(view.rowids[positions], scores, limit, filters)
+                rowids, scores = view.best(self._reader(), plan, limit, bool(where))
+
+            def fetch(rowids: list[int], scores: list[float]) -> Scored:
+                return self._scored_rows(rowids, scores, where, params)
+
+            def fitting() -> list[int]:
+                rows = self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
+                return [int(row[0]) for row in rows]
+
+            rows = select_best(rowids, scores, limit, fetch, fitting if where else None)
         hits: list[TextHit] = []
         for score, row in rows:
             fragment = _fragment(row)
@@ -499,48 +486,23 @@ class EmbeddedStore:
         with self._text_lock:
             if self._text is not None and self._text[0] == key:
                 return self._text[1]
+        from ._text_index import TextView
+
         with self._damage_reported(), self._text_damage_reported():
             view = TextView(self._reader())
         with self._text_lock:
             self._text = (key, view)
         return view
 
-    def _best_rows(
-        self, rowids: Int, scores: Float, limit: int, filters: RequestFilters
-    ) -> list[tuple[float, tuple[Any, ...]]]:
-        """The `limit` best-scored of these fragments that fit the filters, with their
-        scores, ties by id. The best few are checked against the filters first; when too
-        few fit, every fragment that fits is looked up and only those are ranked.
-        """
-        where, params = _filter_sql(filters)
-        narrowed = not where
-        while True:
-            top = _best_positions(scores, limit + _TIE_MARGIN)
-            rows = self._scored_rows(rowids[top], scores[top], where, params)
-            complete = len(top) == len(scores)
-            if len(rows) >= limit or complete or narrowed:
-                break
-            fitting = self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
-            fits = np.isin(rowids, np.fromiter((row[0] for row in fitting), np.int64))
-            rowids, scores = rowids[fits], scores[fits]
-            narrowed = True
-        if len(rows) > limit and not complete:
-            cut = rows[limit - 1][0]
-            if scores[top].min() == cut:  # fragments outside `top` may tie with the cut
-                tied = np.setdiff1d(np.flatnonzero(scores == cut), top)
-                rows += self._scored_rows(rowids[tied], scores[tied], where, params)
-                rows.sort(key=lambda pair: (-pair[0], pair[1][0]))
-        return rows[:limit]
-
     def _scored_rows(
-        self, rowids: Int, scores: Float, where: str, params: Sequence[str]
-    ) -> list[tuple[float, tuple[Any, ...]]]:
+        self, rowids: list[int], scores: list[float], where: str, params: Sequence[str]
+    ) -> Scored:
         """These fragments, if they fit the filters, best first, ties by id, each with its
         score.
         """
-        if not len(rowids):
+        if not rowids:
             return []
-        score_of = dict(zip(rowids.tolist(), scores.tolist(), strict=True))
+        score_of = dict(zip(rowids, scores, strict=True))
         rows = self._query(
             f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
             f" WHERE rowid IN (SELECT value FROM json_each(?)) {where}",
@@ -694,6 +656,8 @@ class StoreWriter:
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
+        from ._text_index import TextIndexWriter
+
         self._text = TextIndexWriter(connection)
         self._next_rowid: int | None = None
         self._changed = False
