@@ -73,6 +73,9 @@ _COUNTS = np.dtype("<u4")
 _ROWIDS = np.dtype("<i8")
 # unicode61 separates at everything but letters and numbers (an underscore separates too).
 _WORD = re.compile(r"[^\W_]+")
+# A batch's columns are split in one pass, joined by a separator that is a token of its own.
+_COLUMN_END = "\x00"
+_WORD_OR_END = re.compile(r"[^\W_]+|\x00")
 
 Int = npt.NDArray[np.int64]
 Float = npt.NDArray[np.float64]
@@ -141,8 +144,9 @@ class TextIndexWriter:
         self._connection = connection
         # Every word seen, numbered, and the term ids of each number (a table of offsets
         # into one flat array). Term ids never change once written: this outlives commits.
-        self._words: dict[str, int] = {}
-        self._starts: Int = np.zeros(1, np.int64)
+        # The column separator is word 0, of no term.
+        self._words: dict[str, int] = {_COLUMN_END: 0}
+        self._starts: Int = np.zeros(2, np.int64)
         self._terms: Int = np.zeros(0, np.int64)
         self._waiting: dict[int, Sequence[str]] = {}
 
@@ -157,45 +161,45 @@ class TextIndexWriter:
         fragments, self._waiting = list(self._waiting.items()), {}
         if not fragments:
             return
-        tokens: list[str] = []
-        cuts: list[int] = []  # words per column, columns of every fragment in order
-        for _, columns in fragments:
-            for text in columns:
-                words = _WORD.findall(text.lower())
-                tokens.extend(words)
-                cuts.append(len(words))
-        self._learn(tokens)
-        numbers = np.fromiter(map(self._words.__getitem__, tokens), np.int64, len(tokens))
+        joined = _COLUMN_END.join(
+            text.replace(_COLUMN_END, " ") if _COLUMN_END in text else text
+            for _, columns in fragments
+            for text in columns
+        )
+        words = _WORD_OR_END.findall(joined.lower())
+        self._learn(words)
+        numbers = np.fromiter(map(self._words.__getitem__, words), np.int64, len(words))
         # Each word is as many terms as FTS5 makes of it (almost always one).
         per_word = self._starts[numbers + 1] - self._starts[numbers]
-        word_of = np.repeat(np.arange(len(tokens)), per_word)
+        word_of = np.repeat(np.arange(len(words)), per_word)
         shift = np.repeat(self._starts[numbers] - (np.cumsum(per_word) - per_word), per_word)
         terms = self._terms[shift + np.arange(len(word_of))]
-        column = np.repeat(np.arange(len(cuts)), cuts)[word_of]
+        # A word's column: how many separators come before it.
+        column = np.cumsum(numbers == 0)[word_of]
         documents = column // len(COLUMN_WEIGHTS)
         weights = np.asarray(COLUMN_WEIGHTS, np.int64)[column % len(COLUMN_WEIGHTS)]
         count = len(fragments)
-        span = int(terms.max()) + 1 if len(terms) else 1
-        pairs, inverse = np.unique(documents * span + terms, return_inverse=True)
+        # Term-major, so that merging segments merges sorted runs.
+        pairs, inverse = np.unique(terms * count + documents, return_inverse=True)
         rowids = np.fromiter((rowid for rowid, _ in fragments), np.int64, count)
         self._connection.execute(
-            "INSERT INTO text_segments(documents, rowids, lengths, sizes, terms, counts)"
+            "INSERT INTO text_segments(documents, rowids, lengths, docs, terms, counts)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             (
                 count,
                 rowids.astype(_ROWIDS).tobytes(),
                 np.bincount(documents, minlength=count).astype(_COUNTS).tobytes(),
-                np.bincount(pairs // span, minlength=count).astype(_COUNTS).tobytes(),
-                (pairs % span).astype(_POSITIONS).tobytes(),
+                (pairs % count).astype(_POSITIONS).tobytes(),
+                (pairs // count).astype(_POSITIONS).tobytes(),
                 # Sums of small integers: exact in float64.
                 np.bincount(inverse, weights=weights).astype(_COUNTS).tobytes(),
             ),
         )
         self._raise_floor(int(rowids.max()))
 
-    def _learn(self, tokens: Sequence[str]) -> None:
+    def _learn(self, words: Sequence[str]) -> None:
         """Number the words not seen before, with their term ids (new terms are written)."""
-        new = sorted(set(tokens).difference(self._words))
+        new = sorted(set(words).difference(self._words))
         if not new:
             return
         stems = tokens_of(new)
@@ -268,7 +272,7 @@ class TextIndexWriter:
     def fold(self) -> None:
         """Merge the pending changes into a new snapshot (in the caller's transaction)."""
         connection = self._connection
-        documents = read_documents(connection)
+        documents = read_documents(connection, by_term=False)
         live = documents.live
         # Old position -> new position of each live fragment (-1: removed).
         moved = np.cumsum(live) - 1
@@ -291,7 +295,8 @@ class TextIndexWriter:
         all_terms = np.concatenate(terms)[alive]
         all_positions = all_positions[alive]
         all_counts = np.concatenate(counts)[alive]
-        order = np.lexsort((all_positions, all_terms))
+        # Sorted runs (the snapshot's postings, each segment's): a stable sort merges them.
+        order = np.argsort(all_terms * max(len(live), 1) + all_positions, kind="stable")
         all_terms = all_terms[order]
         all_positions = all_positions[order].astype(_POSITIONS)
         all_counts = all_counts[order].astype(_COUNTS)
@@ -363,36 +368,42 @@ class Documents:
     pending: Pending
 
 
-def read_documents(connection: sqlite3.Connection) -> Documents:
-    """The index's fragments and the postings of the pending ones."""
+def read_documents(connection: sqlite3.Connection, by_term: bool = True) -> Documents:
+    """The index's fragments and the postings of the pending ones (sorted by term unless
+    `by_term` is False).
+    """
     found = dict(connection.execute("SELECT key, value FROM text_snapshot").fetchall())
     rowids = [_array(found.get("rowids", b""), _ROWIDS, "snapshot")]
     lengths = [_array(found.get("lengths", b""), _COUNTS, "snapshot")]
     if len(rowids[0]) != len(lengths[0]):
         raise TextIndexError("keyword index: snapshot does not add up")
     snapshot = len(rowids[0])
-    sizes: list[Int] = []
+    positions: list[Int] = []
     terms: list[Int] = []
     counts: list[Int] = []
+    first = snapshot
     for row in connection.execute(
-        "SELECT documents, rowids, lengths, sizes, terms, counts FROM text_segments ORDER BY id"
+        "SELECT documents, rowids, lengths, docs, terms, counts FROM text_segments ORDER BY id"
     ):
         parts = [
             _array(blob, dtype, "pending segment")
             for blob, dtype in zip(
-                row[1:], (_ROWIDS, _COUNTS, _COUNTS, _POSITIONS, _COUNTS), strict=True
+                row[1:], (_ROWIDS, _COUNTS, _POSITIONS, _POSITIONS, _COUNTS), strict=True
             )
         ]
+        documents = int(row[0])
         if not (
-            len(parts[0]) == len(parts[1]) == len(parts[2]) == int(row[0])
-            and int(parts[2].sum()) == len(parts[3]) == len(parts[4])
+            len(parts[0]) == len(parts[1]) == documents
+            and len(parts[2]) == len(parts[3]) == len(parts[4])
+            and (not len(parts[2]) or 0 <= int(parts[2].min()) <= int(parts[2].max()) < documents)
         ):
             raise TextIndexError("keyword index: pending segment does not add up")
         rowids.append(parts[0])
         lengths.append(parts[1])
-        sizes.append(parts[2])
+        positions.append(parts[2] + first)
         terms.append(parts[3])
         counts.append(parts[4])
+        first += documents
     all_rowids = np.concatenate(rowids).astype(np.int64)
     if np.any(all_rowids[1:] <= all_rowids[:-1]):
         raise TextIndexError("keyword index: fragments out of order")
@@ -403,17 +414,18 @@ def read_documents(connection: sqlite3.Connection) -> Documents:
     at = np.clip(np.searchsorted(all_rowids, removed), 0, max(len(all_rowids) - 1, 0))
     if len(all_rowids):
         live[at[all_rowids[at] == removed]] = False
-    pending_sizes = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
-    positions = np.repeat(np.arange(snapshot, len(all_rowids), dtype=np.int64), pending_sizes)
-    pending_terms = np.concatenate(terms).astype(np.int64) if terms else np.zeros(0, np.int64)
-    order = np.argsort(pending_terms, kind="stable")
-    pending_counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+    empty = np.zeros(0, np.int64)
+    pending_terms = np.concatenate(terms).astype(np.int64) if terms else empty
+    pending_positions = np.concatenate(positions).astype(np.int64) if positions else empty
+    pending_counts = np.concatenate(counts) if counts else empty
+    # Each segment is sorted by term: a stable sort merges them, positions in order.
+    order = np.argsort(pending_terms, kind="stable") if by_term else slice(None)
     return Documents(
         all_rowids,
         np.concatenate(lengths).astype(np.int64),
         live,
         snapshot,
-        Pending(pending_terms[order], positions[order], pending_counts[order]),
+        Pending(pending_terms[order], pending_positions[order], pending_counts[order]),
     )
 
 

@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS text_postings (
 );
 CREATE TABLE IF NOT EXISTS text_segments (
     id INTEGER PRIMARY KEY, documents INTEGER NOT NULL, rowids BLOB NOT NULL,
-    lengths BLOB NOT NULL, sizes BLOB NOT NULL, terms BLOB NOT NULL, counts BLOB NOT NULL
+    lengths BLOB NOT NULL, docs BLOB NOT NULL, terms BLOB NOT NULL, counts BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS text_removed (rowid INTEGER PRIMARY KEY);
 """
