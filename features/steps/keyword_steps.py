@@ -26,6 +26,9 @@ _WORDS = (
     " planner executor renderer tokenizer encoder vector embedding graph node edge parent"
     " commit rollback snapshot journal segment posting score weight bonus floor leftover"
     " budgets caching evicted strategies ranked indexes stores searching titles"
+    # Other scripts, a decomposed accent, a dotted capital I, a private-use character:
+    # FTS5 splits and folds them its own way.
+    " naïve İstanbul cafe\u0301 ΟΔΟΣ straße 名前 ab\ue000cd x\u0903y"
 ).split()
 _LIMITS = (1, 7, 60)
 

@@ -36,6 +36,7 @@ pending rows at most; an interrupted fold leaves the index as it was.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -44,6 +45,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+from unicodedata import category
 
 import numpy as np
 import numpy.typing as npt
@@ -71,11 +73,10 @@ _FOLD_SHARE = 20
 _POSITIONS = np.dtype("<i4")
 _COUNTS = np.dtype("<u4")
 _ROWIDS = np.dtype("<i8")
-# unicode61 separates at everything but letters and numbers (an underscore separates too).
-_WORD = re.compile(r"[^\W_]+")
-# A batch's columns are split in one pass, joined by a separator that is a token of its own.
+# A batch's columns are split in one pass, joined by a separator that is a word of its own.
 _COLUMN_END = "\x00"
-_WORD_OR_END = re.compile(r"[^\W_]+|\x00")
+# In ASCII, FTS5's unicode61 keeps letters and digits in tokens and folds case as lower().
+_ASCII_WORDS = re.compile(r"[A-Za-z0-9]+|\x00")
 
 Int = npt.NDArray[np.int64]
 Float = npt.NDArray[np.float64]
@@ -127,9 +128,33 @@ class _Stems:
 tokens_of = _Stems()
 
 
+def split_words(text: str) -> list[str]:
+    """The words of a text, split where FTS5's `unicode61` tokenizer splits it (a column
+    separator is a word of its own); FTS5 then makes each word's tokens (`tokens_of`).
+    """
+    if text.isascii():
+        return _ASCII_WORDS.findall(text.lower())
+    # Elsewhere FTS5 folds case itself (lower() would split a dotted capital I in two).
+    return _unicode_words().findall(text.replace("_", " "))
+
+
+@functools.cache
+def _unicode_words() -> re.Pattern[str]:
+    """Runs of what unicode61 keeps in tokens: letters and numbers (`\\w` without the
+    underscore), nonspacing marks and private-use characters; built on the first text
+    that is not ASCII.
+    """
+    marks = "".join(
+        re.escape(chr(code)) for code in range(0x80, 0x20000) if category(chr(code)) == "Mn"
+    )
+    # Variation selectors (marks beyond the loop), then the private-use areas.
+    beyond = "\U000e0100-\U000e01ef\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+    return re.compile(f"[\\w{marks}{beyond}]+|\\x00")
+
+
 def query_tokens(term: str) -> tuple[str, ...]:
     """The index terms a query term is made of (one: a word; several: a phrase)."""
-    words = _WORD.findall(term.lower())
+    words = split_words(term)
     stems = tokens_of(words)
     return tuple(token for word in words for token in stems[word])
 
@@ -161,12 +186,13 @@ class TextIndexWriter:
         fragments, self._waiting = list(self._waiting.items()), {}
         if not fragments:
             return
-        joined = _COLUMN_END.join(
-            text.replace(_COLUMN_END, " ") if _COLUMN_END in text else text
-            for _, columns in fragments
-            for text in columns
+        words = split_words(
+            _COLUMN_END.join(
+                text.replace(_COLUMN_END, " ") if _COLUMN_END in text else text
+                for _, columns in fragments
+                for text in columns
+            )
         )
-        words = _WORD_OR_END.findall(joined.lower())
         self._learn(words)
         numbers = np.fromiter(map(self._words.__getitem__, words), np.int64, len(words))
         # Each word is as many terms as FTS5 makes of it (almost always one).
@@ -668,7 +694,7 @@ def select_best(
         fits = np.isin(rowids, np.fromiter(fitting(), np.int64))
         rowids, scores = rowids[fits], scores[fits]
         narrowed = True
-    if len(rows) > limit and not complete:
+    if len(rows) >= limit and not complete:
         cut = rows[limit - 1][0]
         if scores[top].min() == cut:  # fragments outside `top` may tie with the cut
             tied = np.setdiff1d(np.flatnonzero(scores == cut), top)
