@@ -193,8 +193,7 @@ class TextIndexWriter:
                 for text in columns
             )
         )
-        self._learn(words)
-        numbers = np.fromiter(map(self._words.__getitem__, words), np.int64, len(words))
+        numbers = self._numbers(words)
         # Each word is as many terms as FTS5 makes of it (almost always one).
         per_word = self._starts[numbers + 1] - self._starts[numbers]
         word_of = np.repeat(np.arange(len(words)), per_word)
@@ -223,11 +222,17 @@ class TextIndexWriter:
         )
         self._raise_floor(int(rowids.max()))
 
-    def _learn(self, words: Sequence[str]) -> None:
-        """Number the words not seen before, with their term ids (new terms are written)."""
-        new = sorted(set(words).difference(self._words))
-        if not new:
-            return
+    def _numbers(self, words: list[str]) -> Int:
+        """Each word's number; words not seen before are learnt first."""
+        numbers = np.fromiter(map(self._words.get, words, itertools.repeat(-1)), np.int64)
+        unknown = np.flatnonzero(numbers < 0)
+        if len(unknown):
+            self._learn(sorted({words[at] for at in unknown.tolist()}))
+            numbers[unknown] = [self._words[words[at]] for at in unknown.tolist()]
+        return numbers
+
+    def _learn(self, new: list[str]) -> None:
+        """Number these new words, with their term ids (new terms are written)."""
         stems = tokens_of(new)
         terms = sorted({term for word in new for term in stems[word]})
         ids = self._lookup(terms)
@@ -261,6 +266,8 @@ class TextIndexWriter:
         """
         waiting = self._waiting
         written = [(rowid,) for rowid in rowids if waiting.pop(rowid, None) is None]
+        if not written:
+            return
         floor = self.floor()
         self._connection.executemany(
             "INSERT OR IGNORE INTO text_removed(rowid) VALUES (?)",
