@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from contextpipe import Pipeline, RequestFilters, query_terms
-from contextpipe.store.embedded import EmbeddedStore, fts_expression
+from contextpipe.store._text_layout import fts_expression
+from contextpipe.store.embedded import EmbeddedStore
 
 from ._corpus import QUICK, build_corpora, latency_queries, memoized, percentiles
 

@@ -17,7 +17,8 @@ from testkit import index_project, pipeline
 
 from contextpipe import RequestFilters, query_terms
 from contextpipe.store import _text_index
-from contextpipe.store.embedded import EmbeddedStore, fts_expression
+from contextpipe.store._text_layout import fts_expression
+from contextpipe.store.embedded import EmbeddedStore
 
 _WORDS = (
     "budget token fragment strategy allocator packer fusion ranking cache eviction policy"

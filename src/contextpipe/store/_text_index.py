@@ -50,7 +50,7 @@ from unicodedata import category
 import numpy as np
 import numpy.typing as npt
 
-from ._text_layout import TOKENIZE
+from ._text_layout import TOKENIZE, fts_expression
 
 #: Column weights in half occurrences: title 3, text 1, identifier words 0.5.
 COLUMN_WEIGHTS = (6, 2, 1)
@@ -591,7 +591,7 @@ class TextView:
         rows = connection.execute(
             f"SELECT rowid, -bm25(fts, {COLUMN_WEIGHTS[0] / 2}, {COLUMN_WEIGHTS[1] / 2},"
             f" {COLUMN_WEIGHTS[2] / 2}) FROM fts WHERE fts MATCH ? ORDER BY rowid",
-            ('"' + phrase.text.replace('"', '""') + '"',),
+            (fts_expression([phrase.text]),),
         ).fetchall()
         rowids = np.fromiter((row[0] for row in rows), np.int64, len(rows))
         values = np.fromiter((row[1] for row in rows), np.float64, len(rows))

@@ -1,9 +1,12 @@
 """What the embedded store's schema and its keyword index (`_text_index`) share: the
-tokenizer of the text index and the keyword index's tables. Kept apart so that opening a
-store does not import numpy, which only a search or a write needs.
+tokenizer of the text index, the keyword index's tables, and how user text is quoted for
+FTS5. Kept apart so that opening a store does not import numpy, which only a search or a
+write needs.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 #: The text index's tokenizer; the FTS5 table and the keyword index's stemming use it.
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -30,3 +33,10 @@ TEXT_META = (
     "INSERT INTO meta(key, value) VALUES ('text_floor', '0')",
     "INSERT INTO meta(key, value) VALUES ('text_snapshot', '0')",
 )
+
+
+def fts_expression(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH expression that ORs the terms, each one quoted so that no user text is
+    ever read as FTS syntax (operators, column filters, `*`, parentheses).
+    """
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

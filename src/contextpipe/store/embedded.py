@@ -177,13 +177,6 @@ _NAMES_SEPARATOR = "\n"
 _FORMS = {form.value: form for form in TargetForm}
 
 
-def fts_expression(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH expression that ORs the terms, each one quoted so that no user text is
-    ever read as FTS syntax (operators, column filters, `*`, parentheses).
-    """
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
 class EmbeddedStore:
     """Fragments, files, full-text search, the graph and the timeline in
     `<directory>/index.sqlite3`.
