@@ -58,6 +58,8 @@ _K1 = 1.2
 _B = 0.75
 #: FTS5's floor for the idf of a term most fragments hold.
 _MIN_IDF = 1e-6
+#: Words whose tokens a process remembers, at most.
+_KNOWN_WORDS = 1_000_000
 #: Fragments written at once.
 _BATCH = 2_000
 #: Fragments ranked past the limit, to see whether score ties run past the cut.
@@ -103,7 +105,9 @@ class _Stems:
         new = [word for word in wanted if word not in known]
         if new:
             with self._lock:
-                self._learn(new)
+                if len(known) + len(new) > _KNOWN_WORDS:
+                    known.clear()  # a long-running service sees ever more words
+                self._learn([word for word in wanted if word not in known])
         return {word: known[word] for word in wanted}
 
     def _learn(self, words: list[str]) -> None:
