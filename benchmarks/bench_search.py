@@ -39,31 +39,34 @@ def _store(project: str) -> tuple[Pipeline, EmbeddedStore]:
 
 
 def measure_search(project: str, limit: int, count: int) -> dict[str, float]:
-    """Percentiles of `store.search` and of the old FTS5 ranking query, over the same
-    queries, in rotation (so that both see the same load).
+    """Percentiles of `store.search` and of the old FTS5 ranking query over the same
+    queries: all searches, then all baseline queries (in rotation, each would run on caches
+    the other just emptied).
     """
     pipeline, store = _store(project)
+    connection = sqlite3.connect(store.database)
     try:
         queries = latency_queries(count)
-        connection = sqlite3.connect(store.database)
         ranked = (
             "SELECT rowid, bm25(fts, 3.0, 1, 0.5) AS rank FROM fts WHERE fts MATCH ?"
             " ORDER BY rank LIMIT ?"
         )
-        for query in queries[:4]:  # warm: the keyword index, SQLite's pages, the stems
+        expressions = [fts_expression(query_terms(query)) for query in queries]
+        for query, expression in zip(queries[:4], expressions, strict=False):  # warm
             store.search(query, limit, _UNFILTERED)
-            connection.execute(ranked, (fts_expression(query_terms(query)), limit)).fetchall()
+            connection.execute(ranked, (expression, limit)).fetchall()
         searched: list[float] = []
-        baseline: list[float] = []
         for query in queries:
             started = time.perf_counter()
             store.search(query, limit, _UNFILTERED)
             searched.append((time.perf_counter() - started) * 1000)
+        baseline: list[float] = []
+        for expression in expressions:
             started = time.perf_counter()
-            connection.execute(ranked, (fts_expression(query_terms(query)), limit)).fetchall()
+            connection.execute(ranked, (expression, limit)).fetchall()
             baseline.append((time.perf_counter() - started) * 1000)
-        connection.close()
     finally:
+        connection.close()
         pipeline.close()
     ours, theirs = percentiles(searched), percentiles(baseline)
     return {

@@ -66,6 +66,8 @@ _BATCH = 2_000
 _TIE_MARGIN = 8
 #: Relative room left for rounding when a bound decides that a fragment cannot catch up.
 _SLACK = 1e-9
+#: Pruning is given up once the fragments found so far are more than 1/_PRUNED_SHARE of all.
+_PRUNED_SHARE = 8
 #: A term held by more than 1/_DENSE_SHARE of the fragments is scored over whole arrays.
 _DENSE_SHARE = 2
 #: Pending changes that never trigger a fold, and the share of the snapshot that does.
@@ -373,11 +375,13 @@ def _array(blob: object, dtype: np.dtype[Any], what: str) -> npt.NDArray[Any]:
 
 
 def _postings_arrays(docs: object, counts: object, size: int) -> tuple[Int, Int]:
-    """A snapshot term's positions and weighted counts, checked against the snapshot."""
+    """A snapshot term's positions (ascending) and weighted counts, checked against the
+    snapshot at their ends (a query reads them: the check must cost nothing).
+    """
     positions = _array(docs, _POSITIONS, "postings")
     weights = _array(counts, _COUNTS, "postings")
     if len(positions) != len(weights) or (
-        len(positions) and (int(positions.max()) >= size or int(positions.min()) < 0)
+        len(positions) and (int(positions[0]) < 0 or int(positions[-1]) >= size)
     ):
         raise TextIndexError("keyword index: postings do not add up")
     return positions, weights
@@ -527,19 +531,24 @@ class TextView:
 
     def _pruned(self, found: Sequence[_Term], need: int) -> Int | None:
         """The fragments that may be among the `need` best, or None when pruning saves
-        nothing (every term had to be taken whole).
+        nothing (every term had to be taken whole, or the fragments found are too many).
         """
         size = len(self.rowids)
+        ordered = sorted(found, key=lambda t: -t.bound)
+        if len(ordered[0].positions) * _PRUNED_SHARE > size:
+            return None  # even the rarest term is common
         held = np.zeros(size, np.bool_)
         partial = np.zeros(size, np.float64)
         left = sum(term.bound for term in found)
         taken = 0
-        for taken, term in enumerate(sorted(found, key=lambda t: -t.bound), start=1):
+        for taken, term in enumerate(ordered, start=1):
             left -= term.bound
             held[term.positions] = True
             term.add_to(partial, self._norm)
             if taken < len(found):
                 candidates = np.flatnonzero(held)
+                if len(candidates) * _PRUNED_SHARE > size:
+                    return None  # scoring every fragment costs less than looking them up
                 if len(candidates) >= need:
                     so_far = partial[candidates]
                     cut = float(np.partition(so_far, len(candidates) - need)[-need])
@@ -555,8 +564,7 @@ class TextView:
         """The query's terms that some fragment holds, in query order, with their postings."""
         if not self.documents:
             return []
-        ids = _term_ids(connection, [t for t in terms if isinstance(t, str)])
-        postings = _postings(connection, set(ids.values()), self._size)
+        ids, postings = _postings(connection, [t for t in terms if isinstance(t, str)], self._size)
         found: list[_Term] = []
         for term in terms:
             if isinstance(term, Phrase):
@@ -576,7 +584,7 @@ class TextView:
             holders = len(positions)
             idf = math.log((self.documents - holders + 0.5) / (holders + 0.5))
             idf = idf if idf > 0 else _MIN_IDF
-            found.append(_Term(positions, idf, counts / 2.0, idf * (_K1 + 1)))
+            found.append(_Term(positions, idf, counts, idf * (_K1 + 1)))
         return found
 
     def _term_postings(self, term_id: int, snapshot: tuple[Int, Int] | None) -> tuple[Int, Int]:
@@ -607,62 +615,78 @@ class TextView:
 @dataclass(frozen=True)
 class _Term:
     """A query term's postings: ascending positions of the live fragments holding it, and
-    either its idf and weighted counts (an index term) or the scores FTS5 gave (a phrase).
-    `bound` is the most it adds to any score.
+    either its idf and weighted counts in half occurrences (an index term) or the scores
+    FTS5 gave (a phrase). `bound` is the most it adds to any score.
     """
 
     positions: Int
     idf: float | None
-    weights: Float
+    weights: npt.NDArray[Any]
     bound: float
 
-    def _scores(self, frequency: Float, norm: Float) -> Float:
+    def _scores(self, weights: npt.NDArray[Any], norm: Float, into: Float | None = None) -> Float:
+        """What the term adds to fragments with these weighted counts and norms (written
+        into `into` when given, a buffer the size of both).
+        """
         if self.idf is None:
-            return frequency
-        # Grouped as FTS5 groups it, so that the numbers come out the same to the bit.
-        return self.idf * ((frequency * (_K1 + 1)) / (frequency + norm))
+            return weights
+        # FTS5's grouping, idf * ((f * (k1 + 1)) / (f + norm)), so that the numbers come out
+        # the same to the bit; in place, since temporaries of a whole store cost.
+        frequency = np.divide(weights, 2.0, out=into)
+        below = frequency + norm
+        np.multiply(frequency, _K1 + 1, out=frequency)
+        np.divide(frequency, below, out=frequency)
+        np.multiply(frequency, self.idf, out=frequency)
+        return frequency
 
     def add_to(self, scores: Float, norm: Float) -> None:
         """Add what the term gives each fragment to `scores` (indexed by position)."""
         if self.idf is not None and len(self.positions) * _DENSE_SHARE > len(scores):
             # A common term: whole arrays are cheaper than gathering and scattering.
             # Fragments without it add 0, so every score comes out the same either way.
-            frequency = np.zeros(len(scores), np.float64)
-            frequency[self.positions] = self.weights
-            scores += self._scores(frequency, norm)
+            spread = np.zeros(len(scores), np.float64)
+            spread[self.positions] = self.weights
+            scores += self._scores(spread, norm, spread)
         else:
             scores[self.positions] += self._scores(self.weights, norm[self.positions])
 
     def at(self, candidates: Int, norm: Float) -> Float:
-        """What the term gives each of the candidates (positions)."""
-        spread = np.zeros(len(norm), np.float64)
-        spread[self.positions] = self.weights
-        weights = spread[candidates]
-        held = weights > 0  # a holder's count is at least one; a phrase scores above 0
+        """What the term gives each of the candidates (ascending positions)."""
         out = np.zeros(len(candidates), np.float64)
-        out[held] = self._scores(weights[held], norm[candidates[held]])
+        if len(candidates) * _DENSE_SHARE * 4 < len(self.positions):
+            # Few candidates: look each up in the postings.
+            where = np.searchsorted(self.positions, candidates)
+            np.minimum(where, len(self.positions) - 1, out=where)
+            held = self.positions[where] == candidates
+            weights = self.weights[where[held]]
+        else:
+            spread = np.zeros(len(norm), np.float64)
+            spread[self.positions] = self.weights
+            weights = spread[candidates]
+            held = weights > 0  # a holder's count is at least one; a phrase scores above 0
+            weights = weights[held]
+        out[held] = self._scores(weights, norm[candidates[held]])
         return out
 
 
-def _term_ids(connection: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+def _postings(
+    connection: sqlite3.Connection, terms: Sequence[str], size: int
+) -> tuple[dict[str, int], dict[int, tuple[Int, Int]]]:
+    """The ids of the terms the index knows, and the snapshot postings of those it holds."""
     if not terms:
-        return {}
+        return {}, {}
     unique = sorted(set(terms))
     marks = ", ".join("?" * len(unique))
-    rows = connection.execute(f"SELECT term, id FROM text_terms WHERE term IN ({marks})", unique)
-    return {str(term): int(term_id) for term, term_id in rows}
-
-
-def _postings(
-    connection: sqlite3.Connection, ids: set[int], size: int
-) -> dict[int, tuple[Int, Int]]:
-    if not ids:
-        return {}
-    marks = ", ".join("?" * len(ids))
     rows = connection.execute(
-        f"SELECT id, docs, counts FROM text_postings WHERE id IN ({marks})", sorted(ids)
-    )
-    return {int(row[0]): _postings_arrays(row[1], row[2], size) for row in rows}
+        "SELECT t.term, t.id, p.docs, p.counts FROM text_terms t"
+        f" LEFT JOIN text_postings p ON p.id = t.id WHERE t.term IN ({marks})",
+        unique,
+    ).fetchall()
+    ids = {str(row[0]): int(row[1]) for row in rows}
+    postings = {
+        int(row[1]): _postings_arrays(row[2], row[3], size) for row in rows if row[2] is not None
+    }
+    return ids, postings
 
 
 def query_plan(terms: Iterable[str]) -> Iterator[str | Phrase]:
@@ -718,4 +742,4 @@ def _best_positions(scores: Float, count: int) -> Int:
     """Where the `count` best scores are, in no order."""
     if count >= len(scores):
         return np.arange(len(scores))
-    return np.argpartition(-scores, count - 1)[:count]
+    return np.argpartition(scores, len(scores) - count)[-count:]
