@@ -52,7 +52,8 @@ import numpy.typing as npt
 
 from ._text_layout import TOKENIZE, fts_expression
 
-#: Column weights in half occurrences: title 3, text 1, identifier words 0.5.
+#: Column weights in half occurrences: title 3, text 1, identifier words 0.5 (a heading or
+#: definition name that matches says more than a word in the body).
 COLUMN_WEIGHTS = (6, 2, 1)
 _K1 = 1.2
 _B = 0.75

@@ -169,9 +169,6 @@ _FRAGMENT_COLUMNS = (
     " content_hash, modified_at, read_at"
 )
 
-# A heading or definition name that matches says more than a word in the body.
-_TITLE_WEIGHT = 3.0
-
 #: An edge target's alternative names, one per line in the `target` column.
 _NAMES_SEPARATOR = "\n"
 _FORMS = {form.value: form for form in TargetForm}
