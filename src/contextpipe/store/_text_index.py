@@ -42,6 +42,7 @@ import math
 import re
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,8 @@ _K1 = 1.2
 _B = 0.75
 #: FTS5's floor for the idf of a term most fragments hold.
 _MIN_IDF = 1e-6
+#: Bytes of postings a view remembers for later queries, at most.
+_CACHE_BYTES = 64 * 1024 * 1024
 #: Words whose tokens a process remembers, at most.
 _KNOWN_WORDS = 1_000_000
 #: Fragments written at once.
@@ -69,8 +72,8 @@ _TIE_MARGIN = 8
 _SLACK = 1e-9
 #: Pruning is given up once the fragments found so far are more than 1/_PRUNED_SHARE of all.
 _PRUNED_SHARE = 8
-#: A term held by more than 1/_DENSE_SHARE of the fragments is scored over whole arrays.
-_DENSE_SHARE = 2
+#: Candidates fewer than 1/_LOOKUP_SHARE of a term's postings are looked up in them.
+_LOOKUP_SHARE = 8
 #: Pending changes that never trigger a fold, and the share of the snapshot that does.
 _FOLD_BASE = 2_000
 _FOLD_SHARE = 20
@@ -496,6 +499,11 @@ class TextView:
         self.documents = documents
         average = float(lengths[self.live].sum()) / documents if documents else 1.0
         self._norm: Float = _K1 * (1 - _B + _B * lengths / average)
+        # The live postings of the terms searched lately: they never change in a view, and
+        # a process that answers many requests (a service) asks for the same words again.
+        self._cache: OrderedDict[str, tuple[Int, Int] | None] = OrderedDict()
+        self._cached_bytes = 0
+        self._cache_lock = threading.Lock()
 
     def best(
         self,
@@ -565,7 +573,7 @@ class TextView:
         """The query's terms that some fragment holds, in query order, with their postings."""
         if not self.documents:
             return []
-        ids, postings = _postings(connection, [t for t in terms if isinstance(t, str)], self._size)
+        postings = self._postings(connection, [t for t in terms if isinstance(t, str)])
         found: list[_Term] = []
         for term in terms:
             if isinstance(term, Phrase):
@@ -573,31 +581,56 @@ class TextView:
                 if len(positions):
                     found.append(_Term(positions, None, values, float(values.max())))
                 continue
-            term_id = ids.get(term)
-            if term_id is None:
+            held = postings[term]
+            if held is None:
                 continue
-            positions, counts = self._term_postings(term_id, postings.get(term_id))
-            if not self._all_live:
-                alive = self.live[positions]
-                positions, counts = positions[alive], counts[alive]
-            if not len(positions):
-                continue
+            positions, counts = held
             holders = len(positions)
             idf = math.log((self.documents - holders + 0.5) / (holders + 0.5))
             idf = idf if idf > 0 else _MIN_IDF
             found.append(_Term(positions, idf, counts, idf * (_K1 + 1)))
         return found
 
-    def _term_postings(self, term_id: int, snapshot: tuple[Int, Int] | None) -> tuple[Int, Int]:
+    def _postings(
+        self, connection: sqlite3.Connection, terms: Sequence[str]
+    ) -> dict[str, tuple[Int, Int] | None]:
+        """Each term's postings among the live fragments (None: no fragment holds it)."""
+        wanted = set(terms)
+        with self._cache_lock:
+            found = {term: self._cache[term] for term in wanted if term in self._cache}
+            for term in found:
+                self._cache.move_to_end(term)
+        missing = sorted(wanted.difference(found))
+        if not missing:
+            return found
+        ids, snapshot = _postings(connection, missing, self._size)
+        for term in missing:
+            term_id = ids.get(term)
+            found[term] = None if term_id is None else self._live(term_id, snapshot.get(term_id))
+        with self._cache_lock:
+            for term in missing:
+                held = found[term]
+                self._cache[term] = held
+                self._cached_bytes += 0 if held is None else held[0].nbytes + held[1].nbytes
+            while self._cached_bytes > _CACHE_BYTES and self._cache:
+                _, held = self._cache.popitem(last=False)
+                self._cached_bytes -= 0 if held is None else held[0].nbytes + held[1].nbytes
+        return found
+
+    def _live(self, term_id: int, snapshot: tuple[Int, Int] | None) -> tuple[Int, Int] | None:
+        """A term's postings, the snapshot's then the pending ones, without removed ones."""
         pending = self._pending
         low, high = np.searchsorted(pending.terms, [term_id, term_id + 1])
         positions, counts = pending.positions[low:high], pending.counts[low:high]
-        if snapshot is None:
-            return positions, counts
-        docs, weights = snapshot
-        if not len(positions):
-            return docs, weights
-        return np.concatenate([docs, positions]), np.concatenate([weights, counts])
+        if snapshot is not None and len(positions):
+            positions = np.concatenate([snapshot[0], positions])
+            counts = np.concatenate([snapshot[1], counts])
+        elif snapshot is not None:
+            positions, counts = snapshot
+        if not self._all_live:
+            alive = self.live[positions]
+            positions, counts = positions[alive], counts[alive]
+        return (positions, counts) if len(positions) else None
 
     def _phrase(self, connection: sqlite3.Connection, phrase: Phrase) -> tuple[Int, Float]:
         """The fragments holding a phrase and what it adds to their scores, from FTS5."""
@@ -613,7 +646,7 @@ class TextView:
         return at[known], values[known]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Term:
     """A query term's postings: ascending positions of the live fragments holding it, and
     either its idf and weighted counts in half occurrences (an index term) or the scores
@@ -624,50 +657,44 @@ class _Term:
     idf: float | None
     weights: npt.NDArray[Any]
     bound: float
+    _values: Float | None = None
 
-    def _scores(self, weights: npt.NDArray[Any], norm: Float, into: Float | None = None) -> Float:
-        """What the term adds to fragments with these weighted counts and norms (written
-        into `into` when given, a buffer the size of both).
-        """
+    def _scores(self, weights: npt.NDArray[Any], norm: Float) -> Float:
+        """What the term adds to fragments with these weighted counts and norms."""
         if self.idf is None:
             return weights
         # FTS5's grouping, idf * ((f * (k1 + 1)) / (f + norm)), so that the numbers come out
-        # the same to the bit; in place, since temporaries of a whole store cost.
-        frequency = np.divide(weights, 2.0, out=into)
+        # the same to the bit; in place, to spare temporaries.
+        frequency = np.divide(weights, 2.0)
         below = frequency + norm
         np.multiply(frequency, _K1 + 1, out=frequency)
         np.divide(frequency, below, out=frequency)
         np.multiply(frequency, self.idf, out=frequency)
         return frequency
 
+    def values(self, norm: Float) -> Float:
+        """What the term adds to each fragment holding it (worked out once per query)."""
+        if self._values is None:
+            self._values = self._scores(self.weights, norm[self.positions])
+        return self._values
+
     def add_to(self, scores: Float, norm: Float) -> None:
         """Add what the term gives each fragment to `scores` (indexed by position)."""
-        if self.idf is not None and len(self.positions) * _DENSE_SHARE > len(scores):
-            # A common term: whole arrays are cheaper than gathering and scattering.
-            # Fragments without it add 0, so every score comes out the same either way.
-            spread = np.zeros(len(scores), np.float64)
-            spread[self.positions] = self.weights
-            scores += self._scores(spread, norm, spread)
-        else:
-            scores[self.positions] += self._scores(self.weights, norm[self.positions])
+        scores[self.positions] += self.values(norm)
 
     def at(self, candidates: Int, norm: Float) -> Float:
         """What the term gives each of the candidates (ascending positions)."""
         out = np.zeros(len(candidates), np.float64)
-        if len(candidates) * _DENSE_SHARE * 4 < len(self.positions):
+        if self._values is None and len(candidates) * _LOOKUP_SHARE < len(self.positions):
             # Few candidates: look each up in the postings.
             where = np.searchsorted(self.positions, candidates)
             np.minimum(where, len(self.positions) - 1, out=where)
             held = self.positions[where] == candidates
-            weights = self.weights[where[held]]
-        else:
-            spread = np.zeros(len(norm), np.float64)
-            spread[self.positions] = self.weights
-            weights = spread[candidates]
-            held = weights > 0  # a holder's count is at least one; a phrase scores above 0
-            weights = weights[held]
-        out[held] = self._scores(weights, norm[candidates[held]])
-        return out
+            out[held] = self._scores(self.weights[where[held]], norm[candidates[held]])
+            return out
+        spread = np.zeros(len(norm), np.float64)
+        spread[self.positions] = self.values(norm)
+        return spread[candidates]
 
 
 def _postings(
