@@ -45,11 +45,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from unicodedata import category
 
 import numpy as np
-import numpy.typing as npt
 
 from ._text_layout import TOKENIZE, fts_expression
 
@@ -86,8 +85,11 @@ _COLUMN_END = "\x00"
 # In ASCII, FTS5's unicode61 keeps letters and digits in tokens and folds case as lower().
 _ASCII_WORDS = re.compile(r"[A-Za-z0-9]+|\x00")
 
-Int = npt.NDArray[np.int64]
-Float = npt.NDArray[np.float64]
+if TYPE_CHECKING:  # numpy.typing costs a tenth of numpy's import
+    import numpy.typing as npt
+
+    Int = npt.NDArray[np.int64]
+    Float = npt.NDArray[np.float64]
 
 
 class TextIndexError(Exception):
