@@ -25,6 +25,12 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
       | overwritten with garbage  | not an SQLite database: overwritten or cut short |
       | missing its fragments table | table fragments is missing                    |
       | missing its search index  | table fts is missing                            |
+      | missing its keyword index | table text_postings is missing                  |
+
+  Scenario: A keyword index that does not add up is reported as damaged by every search
+    When the store's database is left with a keyword index entry cut short
+    And I ask for "budget" within 400 tokens
+    Then the report of "simple-keyword" says error with a reason mentioning "damaged (keyword index: pending segment cut short); run `contextpipe index --rebuild PATH`"
 
   Scenario: Rebuilding moves the damaged store aside, keeps it as it was, and indexes anew
     Given the store's database is cut in half

@@ -45,6 +45,10 @@ _DAMAGE: dict[str, Callable[[Context], None]] = {
     "cut in half": lambda context: _cut(context, lambda size: size // 2),
     "missing its fragments table": lambda context: _sql(context, "DROP TABLE fragments"),
     "missing its search index": lambda context: _sql(context, "DROP TABLE fts"),
+    "missing its keyword index": lambda context: _sql(context, "DROP TABLE text_postings"),
+    "left with a keyword index entry cut short": lambda context: _sql(
+        context, "UPDATE text_segments SET terms = substr(terms, 1, 3)"
+    ),
 }
 
 

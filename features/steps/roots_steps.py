@@ -117,9 +117,27 @@ def no_folder_skipped(context: Context) -> None:
     assert not index_summary(context).skipped_folders, index_summary(context).skipped_folders
 
 
+@given("the store is turned back into layout 5, as the previous version wrote it")
+def layout_5(context: Context) -> None:
+    """Layout 5 had no keyword index beside its FTS5 table."""
+    database = pipeline(context).store.database
+    context.pipeline.close()
+    context.pipeline = None
+    with closing(sqlite3.connect(database)) as connection:
+        connection.executescript(
+            """
+            DROP TABLE text_terms; DROP TABLE text_snapshot; DROP TABLE text_postings;
+            DROP TABLE text_segments; DROP TABLE text_removed;
+            DELETE FROM meta WHERE key IN ('text_floor', 'text_snapshot');
+            UPDATE meta SET value = '5' WHERE key = 'schema_version';
+            """
+        )
+
+
 @given("the store is turned back into layout 4, as the previous version wrote it")
 def layout_4(context: Context) -> None:
     """Layout 4 wrote skip reasons into `sha256` and edge targets as `form:name|name`."""
+    layout_5(context)
     database = pipeline(context).store.database
     context.pipeline.close()
     context.pipeline = None

@@ -65,5 +65,18 @@ def query_terms(query: str) -> list[str]:
 
 def matched_terms(terms: Sequence[str], text: str) -> tuple[str, ...]:
     """The terms that occur in `text` or in the words of its identifiers."""
-    haystack = f"{text.lower()} {identifier_words(text)}"
-    return tuple(term for term in terms if term in haystack)
+    lowered = text.lower()
+    # An identifier's words are pieces of it, so a term without a space is in them only if
+    # it is in the text: only phrases need them (splitting a long text costs).
+    words: list[str] = []
+
+    def found(term: str) -> bool:
+        if term in lowered:
+            return True
+        if " " not in term:
+            return False
+        if not words:
+            words.append(identifier_words(text))
+        return term in f"{lowered} {words[0]}"
+
+    return tuple(term for term in terms if found(term))

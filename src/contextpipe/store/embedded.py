@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -47,17 +47,20 @@ from ..storage import (
 from ..text import identifier_words, matched_terms, query_terms
 from . import _vectors
 from ._health import file_damage, inspect, is_damage
+from ._text_layout import TEXT_META, TEXT_SCHEMA, TEXT_TABLES, TOKENIZE
 from ._variants import VariantsMemo
 
 if TYPE_CHECKING:
+    from ._text_index import Scored, TextView
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
-_SCHEMA = """
+_SCHEMA = (
+    f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
@@ -106,13 +109,22 @@ CREATE TABLE IF NOT EXISTS edges (
 CREATE INDEX IF NOT EXISTS edges_by_path ON edges(path);
 CREATE INDEX IF NOT EXISTS fragments_by_path ON fragments(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, text, words, tokenize = 'porter unicode61 remove_diacritics 2'
+    title, text, words, tokenize = '{TOKENIZE}'
 );
 """
+    + TEXT_SCHEMA
+)
 
-# Each older layout's step to the next one, run in the writer's first transaction; an
-# older layout still is rebuilt from its sources.
-_UPGRADES: dict[str, tuple[str, ...]] = {
+
+def _index_existing(connection: sqlite3.Connection) -> None:
+    from ._text_index import TextIndexWriter
+
+    TextIndexWriter(connection).index_existing()
+
+
+# Each older layout's step to the next one (SQL, or a function of the connection), run in
+# the writer's first transaction; an older layout still is rebuilt from its sources.
+_UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     # Layout 3 kept one tokenizer for the whole store in meta: give it to every file, so
     # that an upgrade keeps every root and counts nothing again.
     "3": (
@@ -146,6 +158,12 @@ _UPGRADES: dict[str, tuple[str, ...]] = {
         "ALTER TABLE edges_5 RENAME TO edges",
         "CREATE INDEX edges_by_path ON edges(path)",
     ),
+    # Layout 5 had only the FTS5 table: index its rows into the keyword index.
+    "5": (
+        *(statement for statement in TEXT_SCHEMA.split(";") if statement.strip()),
+        *TEXT_META,
+        _index_existing,
+    ),
 }
 
 _FRAGMENT_COLUMNS = (
@@ -153,21 +171,9 @@ _FRAGMENT_COLUMNS = (
     " content_hash, modified_at, read_at"
 )
 
-# A heading or definition name that matches says more than a word in the body.
-_TITLE_WEIGHT = 3.0
-#: Rows ranked past the limit, to see whether score ties run past the cut.
-_TIE_MARGIN = 8
-
 #: An edge target's alternative names, one per line in the `target` column.
 _NAMES_SEPARATOR = "\n"
 _FORMS = {form.value: form for form in TargetForm}
-
-
-def fts_expression(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH expression that ORs the terms, each one quoted so that no user text is
-    ever read as FTS syntax (operators, column filters, `*`, parentheses).
-    """
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 class EmbeddedStore:
@@ -182,6 +188,9 @@ class EmbeddedStore:
         # The resolved graph of one generation of the index, shared by every thread.
         self._graph: tuple[int, ResolvedGraph] | None = None
         self._graph_lock = threading.Lock()
+        # The keyword index of one state of the store, shared by every thread.
+        self._text: tuple[tuple[object, ...], TextView] | None = None
+        self._text_lock = threading.Lock()
         self._vectors: dict[tuple[str, int], EmbeddedVectors] = {}
 
     @property
@@ -323,11 +332,14 @@ class EmbeddedStore:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
                     self._prepare_schema(connection)
-                    yield StoreWriter(connection)
+                    writer = StoreWriter(connection)
+                    yield writer
+                    writer.flush()
                 except BaseException:
                     connection.execute("ROLLBACK")
                     raise
                 connection.execute("COMMIT")
+                self._fold_text_index(connection)
                 # Leave a small log behind: what it held is in the database file now. A
                 # reader in the middle of a query delays that; do not wait long for it.
                 connection.execute("PRAGMA busy_timeout = 1000")
@@ -336,21 +348,52 @@ class EmbeddedStore:
                 connection.close()
         self.close()  # this thread's reader must not keep an old schema check
 
+    def _fold_text_index(self, connection: sqlite3.Connection) -> None:
+        """Fold the keyword index's pending changes into a new snapshot once they have
+        grown enough to slow queries; alone in its transaction, so that an interrupted fold
+        loses nothing.
+        """
+        from ._text_index import TextIndexWriter
+
+        text = TextIndexWriter(connection)
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if text.fold_due():
+                with self._text_damage_reported():
+                    text.fold()
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    @contextmanager
+    def _text_damage_reported(self) -> Generator[None]:
+        """A keyword index that does not add up is a damaged store, said in one line."""
+        from ._text_index import TextIndexError
+
+        try:
+            yield
+        except TextIndexError as exc:
+            raise StoreError(_damaged(self.database, str(exc))) from None
+
     def _prepare_schema(self, connection: sqlite3.Connection) -> None:
         found = inspect(connection, _SCHEMA, SCHEMA_VERSION)
         if found.damage is not None:
             raise StoreError(_damaged(self.database, found.damage))
         if found.version in _UPGRADES:
             for version in range(int(found.version), int(SCHEMA_VERSION)):
-                for statement in _UPGRADES[str(version)]:
-                    connection.execute(statement)
+                for step in _UPGRADES[str(version)]:
+                    if isinstance(step, str):
+                        connection.execute(step)
+                    else:
+                        step(connection)
             connection.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,)
             )
             return
         if not found.empty and found.version != SCHEMA_VERSION:
             # An index of an older layout is rebuilt, inside this same transaction.
-            for table in ("fts", "edges", "nodes", "fragments", "files", "meta"):
+            for table in ("fts", *TEXT_TABLES, "edges", "nodes", "fragments", "files", "meta"):
                 connection.execute(f"DROP TABLE IF EXISTS {table}")
         if found.empty or found.version != SCHEMA_VERSION:
             for statement in _SCHEMA.split(";"):
@@ -361,6 +404,8 @@ class EmbeddedStore:
                 (SCHEMA_VERSION,),
             )
             connection.execute("INSERT INTO meta(key, value) VALUES ('generation', '0')")
+            for statement in TEXT_META:
+                connection.execute(statement)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -391,40 +436,75 @@ class EmbeddedStore:
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
         """BM25-ranked full-text fragments matching any query term, best first, ties by id.
 
-        Only fragments that fit the filters are ranked, so a filter never hides a match.
-        Ranking happens inside the FTS table and only the best rows are joined (joining
-        every match first dominates the query time on large stores); when score ties run
-        past the cut, every tied row is taken, so that ids, not row order, decide.
+        The keyword index (`_text_index`) scores every fragment as FTS5's `bm25()` scores
+        the OR of the query's terms, then only the best are read. Only fragments that fit
+        the filters are ranked, so a filter never hides a match; when score ties run past
+        the cut, every tied fragment is weighed, so that ids, not positions, decide.
         """
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
+        from ._text_index import query_plan, select_best
+
+        plan = list(query_plan(terms))
         where, params = _filter_sql(filters)
-        # Each match is checked against the filters by its row id (the FTS table drives
-        # the join); never the other way round, which runs the MATCH once per fragment.
-        fitting = "CROSS JOIN fragments ON fragments.rowid = fts.rowid" if where else ""
-        ranked = (
-            f"SELECT fts.rowid AS rowid, bm25(fts, {_TITLE_WEIGHT}, 1, 0.5) AS rank"
-            f" FROM fts {fitting} WHERE fts MATCH ? {where}"
-        )
-        match = (fts_expression(terms), *params)
-        best = self._query(f"{ranked} ORDER BY rank LIMIT ?", (*match, limit + _TIE_MARGIN))
-        if len(best) > limit and best[-1][1] == best[limit - 1][1]:
-            tied = self._query(f"SELECT * FROM ({ranked}) WHERE rank = ?", (*match, best[-1][1]))
-            best = list(dict(best + tied).items())
-        ranks = dict(best)
-        rows = self._query(
-            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
-            " WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(ranks)),),
-        )
-        rows.sort(key=lambda row: (ranks[row[-1]], row[0]))
+        with self.snapshot():
+            view = self._text_view()
+            with self._damage_reported(), self._text_damage_reported():
+                rowids, scores = view.best(self._reader(), plan, limit, bool(where))
+
+            def fetch(rowids: list[int], scores: list[float]) -> Scored:
+                return self._scored_rows(rowids, scores, where, params)
+
+            def fitting() -> list[int]:
+                rows = self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
+                return [int(row[0]) for row in rows]
+
+            rows = select_best(rowids, scores, limit, fetch, fitting if where else None)
         hits: list[TextHit] = []
-        for row in rows[:limit]:
-            fragment = _fragment(row[:-1])
-            score = -float(ranks[row[-1]])
+        for score, row in rows:
+            fragment = _fragment(row)
             hits.append(TextHit(fragment, score, matched_terms(terms, fragment.text)))
         return hits
+
+    def _text_view(self) -> TextView:
+        """The keyword index as this thread's open read transaction sees it, loaded once per
+        change of the store and shared by every thread.
+        """
+        key = tuple(
+            self._query(
+                "SELECT (SELECT value FROM meta WHERE key = 'generation'),"
+                " (SELECT value FROM meta WHERE key = 'text_snapshot')"
+            )[0]
+        )
+        with self._text_lock:
+            if self._text is not None and self._text[0] == key:
+                return self._text[1]
+        from ._text_index import TextView
+
+        with self._damage_reported(), self._text_damage_reported():
+            view = TextView(self._reader())
+        with self._text_lock:
+            self._text = (key, view)
+        return view
+
+    def _scored_rows(
+        self, rowids: list[int], scores: list[float], where: str, params: Sequence[str]
+    ) -> Scored:
+        """These fragments, if they fit the filters, best first, ties by id, each with its
+        score.
+        """
+        if not rowids:
+            return []
+        score_of = dict(zip(rowids, scores, strict=True))
+        rows = self._query(
+            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
+            f" WHERE rowid IN (SELECT value FROM json_each(?)) {where}",
+            (json.dumps(list(score_of)), *params),
+        )
+        scored = [(score_of[row[-1]], row[:-1]) for row in rows]
+        scored.sort(key=lambda pair: (-pair[0], pair[1][0]))
+        return scored
 
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Every row of a query on this thread's reader (the vectors attached as `v`)."""
@@ -613,6 +693,9 @@ class StoreWriter:
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
+        from ._text_index import TextIndexWriter
+
+        self._text = TextIndexWriter(connection)
         self._next_rowid: int | None = None
         self._changed = False
 
@@ -620,10 +703,15 @@ class StoreWriter:
         """Commit what was done so far and go on in a new transaction. Between the two,
         another writer may take its turn.
         """
+        self.flush()
         self._connection.execute("COMMIT")
         self._next_rowid = None  # another writer may have added fragments meanwhile
         self._changed = False
         self._connection.execute("BEGIN IMMEDIATE")
+
+    def flush(self) -> None:
+        """Write what waits to be written (the keyword index batches its writes)."""
+        self._text.flush()
 
     def _changing(self) -> None:
         """Count this transaction in the store's generation, once."""
@@ -659,6 +747,7 @@ class StoreWriter:
             "SELECT rowid FROM fragments WHERE path = ?", (path,)
         ).fetchall()
         self._connection.executemany("DELETE FROM fts WHERE rowid = ?", rowids)
+        self._text.remove([int(rowid) for (rowid,) in rowids])
         for table in ("fragments", "nodes", "edges", "files"):
             self._connection.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
         return len(rowids)
@@ -692,13 +781,12 @@ class StoreWriter:
             ],
         )
         # Row ids are assigned here so that fragments and their full-text rows can be
-        # inserted in two batches.
+        # inserted in two batches; never one the keyword index's snapshot may hold.
         if self._next_rowid is None:
-            self._next_rowid = int(
-                execute("SELECT coalesce(max(rowid), 0) + 1 FROM fragments").fetchone()[0]
-            )
+            last = int(execute("SELECT coalesce(max(rowid), 0) FROM fragments").fetchone()[0])
+            self._next_rowid = max(last, self._text.floor()) + 1
         rows: list[tuple[object, ...]] = []
-        searchable: list[tuple[object, ...]] = []
+        searchable: list[tuple[int, str, str, str]] = []
         for item in fragments:
             fragment, source = item.fragment, item.fragment.source
             modified = _utc(source.modified_at or datetime.fromtimestamp(0, UTC))
@@ -739,6 +827,7 @@ class StoreWriter:
             rows,
         )
         many("INSERT INTO fts(rowid, title, text, words) VALUES (?, ?, ?, ?)", searchable)
+        self._text.add([(rowid, columns) for rowid, *columns in searchable])
 
 
 def _damaged(database: Path, what: str) -> str:
