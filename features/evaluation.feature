@@ -6,7 +6,11 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
   default mix and for each strategy alone. `contextpipe tune beir FOLDER` searches strategy
   weights and fusion settings and writes the winners to config.toml.
 
+  Most scenarios here check figures by hand for keyword search alone, so they switch the
+  semantic strategies off; the last one measures them too.
+
   Background:
+    Given the semantic strategies and embedding are switched off by CONTEXTPIPE_* variables
     Given a BEIR folder "tiny" with the documents:
       | id  | title            | text                                                             |
       | d1  | Coffee and sleep | Caffeine in coffee delays sleep onset and shortens deep sleep.   |
@@ -184,3 +188,11 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
     When I run "contextpipe tune beir tiny"
     Then the command fails with one line on stderr naming "config.toml: cannot write the tuned settings"
     And the config file is unchanged
+
+  Scenario: With vectors, eval measures the semantic strategies too, and they find what shares no word
+    Given the semantic strategies and embedding are switched on again
+    When I run "contextpipe eval beir tiny --format json"
+    Then the command succeeds
+    And the per-strategy figures are for "relevance, semantic-embedding, simple-keyword"
+    And the figures of "simple-keyword" alone have "ndcg@10" 0.5436
+    And the figures of "semantic-embedding" alone have "recall@10" 1.0

@@ -72,12 +72,29 @@ def _write_qrels(path: Path, judged: list[tuple[str, str]]) -> None:
 
 # -- running the command ---------------------------------------------------------------------
 
+_SEMANTIC_OFF = {
+    "CONTEXTPIPE_EMBEDDING__ENABLED": "false",
+    "CONTEXTPIPE_STRATEGIES__SEMANTIC_EMBEDDING__ENABLED": "false",
+    "CONTEXTPIPE_STRATEGIES__RELEVANCE__ENABLED": "false",
+}
+
+
+@given("the semantic strategies and embedding are switched off by CONTEXTPIPE_* variables")
+def semantic_off(context: Context) -> None:
+    context.eval_environ = dict(_SEMANTIC_OFF)
+
+
+@given("the semantic strategies and embedding are switched on again")
+def semantic_on(context: Context) -> None:
+    context.eval_environ = {}
+
 
 def _run(context: Context, command: str) -> subprocess.CompletedProcess[str]:
     """The installed `contextpipe` in the project folder, with the plugins the scenario
     installed on its path and no contextpipe settings from the calling environment.
     """
     env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
+    env.update(getattr(context, "eval_environ", {}))
     site = context.tmp / "site-packages"
     if site.is_dir():
         env["PYTHONPATH"] = str(site)
