@@ -14,7 +14,7 @@ Rules, in order:
    `title_bonus` times the share of query terms in the fragment's title (a heading or
    definition name) and `path_bonus` times the share in its source path.
 5. Candidates come best hybrid score first, ties by fragment id, enough to hold twice
-   the strategy's allocation; each reason shows every component.
+   the strategy's allocation and at least 20; each reason shows every component.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ NAME = "relevance"
 
 #: A list holding this many times the allocation is all the pipeline reads (acceptance).
 _REACH = 2
+#: Proposed at least, however large the first ones: the packer may need smaller ones to
+#: fill the budget once large ones fall back to shorter depths.
+_AT_LEAST = 20
 
 
 class RelevanceOptions(BaseModel):
@@ -157,7 +160,7 @@ class RelevanceStrategy:
         wanted, held = _REACH * budget, 0
         candidates: list[Candidate] = []
         for _, candidate in scored:
-            if held >= wanted:
+            if held >= wanted and len(candidates) >= _AT_LEAST:
                 break
             candidates.append(candidate)
             held += candidate.fragment.token_count

@@ -6,7 +6,7 @@ Rules:
    space in the store (the planner skips it, with the reason, otherwise).
 2. Candidates are the nearest full-text fragments whose cosine similarity to the query
    reaches `min_similarity`, most similar first, ties by id; enough of them to hold
-   twice the strategy's allocation, at most `max_results`.
+   twice the strategy's allocation and at least 20, at most `max_results`.
 3. Each reason gives the similarity, and the share of the store that has vectors when
    that is not all of it (vectors are computed after the text; a query never waits).
 4. `can_handle` is high for questions in words, low for a bare identifier or path.
@@ -33,6 +33,9 @@ NAME = "semantic-embedding"
 
 #: A list holding this many times the allocation is all the pipeline reads (acceptance).
 _REACH = 2
+#: Proposed at least, however large the first ones: the packer may need smaller ones to
+#: fill the budget once large ones fall back to shorter depths.
+_AT_LEAST = 20
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CODE_LIKE = re.compile(r"[_./\\()\[\]{}<>:=]|[a-z][A-Z]")
 
@@ -94,7 +97,9 @@ class SemanticEmbeddingStrategy:
         seen: set[str] = set()
         candidates: list[Candidate] = []
         for hit in hits:
-            if hit.similarity < self.options.min_similarity or held >= wanted:
+            if hit.similarity < self.options.min_similarity:
+                break
+            if held >= wanted and len(candidates) >= _AT_LEAST:
                 break
             fragment = hit.fragment
             if fragment.content_hash not in seen:  # copies are packed once
