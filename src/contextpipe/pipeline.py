@@ -48,7 +48,7 @@ from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
 from .storage import VECTORS, Backends, GraphView, Store, StoreStats
 from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
-from .vector_search import DISABLED, preload_embedder, with_vectors, without_vectors
+from .vector_search import DISABLED, with_vectors, without_vectors
 
 if TYPE_CHECKING:
     from .embedding import Embedder
@@ -111,10 +111,7 @@ class Pipeline:
         not_loaded = [f"{p.name} ({p.status})" for p in registry.plugins if p.status != "ok"]
         for name, warning in loaded.unknown_strategies(registry.strategies, not_loaded):
             logger.warning("unknown strategy", strategy=name, message=warning)
-        pipeline = cls(loaded, opened, registry, embedder)
-        if pipeline._wants_vectors() and opened.exists():
-            preload_embedder(embedder)  # ready, or nearly, by the first request
-        return pipeline
+        return cls(loaded, opened, registry, embedder)
 
     @staticmethod
     def effective_config(

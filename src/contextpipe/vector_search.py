@@ -8,15 +8,15 @@ Rules:
    what to run: install the model, or index to compute (or recompute) the vectors.
 2. A query's vector is the embedder's; it is never compared with vectors of another space.
 3. A query is embedded once per capability, however many strategies ask for it.
-4. Loading a model takes most of a second: a pipeline that will need it starts loading it
-   in the background (`preload_embedder`) as soon as it is open.
+4. The model is loaded by the first request that needs it, on the request's thread, never
+   in the background: onnxruntime aborts a process that exits while a session is being
+   built on another thread (`graph show` did, before the model was ready).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from contextlib import suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -64,18 +64,6 @@ class QueryVectors:
     ) -> Sequence[float | None]:
         """Each fragment's similarity to `query` (None: it has no vector)."""
         return self._index.similarities(self._vector(query), fragments)
-
-
-def preload_embedder(embedder: Embedder) -> None:
-    """Start loading `embedder`'s model on a daemon thread. A failure is left for the
-    request that needs the model to report (it loads again, and says why it cannot).
-    """
-
-    def load() -> None:
-        with suppress(Exception):
-            embedder.load()
-
-    threading.Thread(target=load, name=f"contextpipe-load-{embedder.name}", daemon=True).start()
 
 
 #: Why there are no vectors when `[embedding] enabled` is false.
