@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import numpy as np
 from behave import given, then, when
 from behave.runner import Context
 from safetensors.numpy import load_file, save_file
-from testkit import SAMPLE_FILES
+from testkit import SAMPLE_FILES, run_contextpipe
 
 from contextpipe import Embedder, EmbedderError, EmbedderRegistry, Settings
 
@@ -174,17 +172,7 @@ def fails_naming_file(context: Context, file: str, words: str) -> None:
 
 @when('I run "contextpipe {arguments}" in the project')
 def run_cli(context: Context, arguments: str) -> None:
-    command = Path(sys.executable).parent / "contextpipe"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
-    context.command = subprocess.run(
-        [str(command), *arguments.split()],
-        cwd=context.project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    context.command = run_contextpipe(context, arguments.split())
 
 
 @then('the command fails with one line: the path of config.toml, then "{words}"')

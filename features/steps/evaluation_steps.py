@@ -5,14 +5,13 @@ by the scenario, and the real command run in the project folder.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from behave import given, then, when
 from behave.runner import Context
+from testkit import run_contextpipe
 
 from contextpipe import load_settings
 
@@ -93,23 +92,13 @@ def _run(context: Context, command: str) -> subprocess.CompletedProcess[str]:
     """The installed `contextpipe` in the project folder, with the plugins the scenario
     installed on its path and no contextpipe settings from the calling environment.
     """
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
-    env.update(getattr(context, "eval_environ", {}))
+    env = dict(getattr(context, "eval_environ", {}))
     site = context.tmp / "site-packages"
     if site.is_dir():
         env["PYTHONPATH"] = str(site)
     program, *args = command.split()
     assert program == "contextpipe", command
-    executable = Path(sys.executable).with_name("contextpipe")
-    return subprocess.run(
-        [str(executable), *args],
-        cwd=context.project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_contextpipe(context, args, env)
 
 
 @when('I run "{command}"')

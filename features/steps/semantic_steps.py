@@ -18,7 +18,7 @@ from behave.runner import Context
 from hypothesis import assume, settings
 from hypothesis import given as for_all
 from hypothesis import strategies as st
-from testkit import pipeline, result, write_files
+from testkit import pipeline, result, run_contextpipe, write_files
 
 from contextpipe import ContextRequest, Pipeline
 from contextpipe.strategies.relevance import normalised
@@ -243,9 +243,7 @@ def killed_embedding(context: Context) -> None:
 
 @when("`contextpipe index` runs on the project again")
 def index_again_cli(context: Context) -> None:
-    done = subprocess.run(
-        _cli(context), cwd=context.project, capture_output=True, text=True, check=False
-    )
+    done = run_contextpipe(context, _cli(context)[1:])
     assert done.returncode == 0, done.stderr
     context.cli_result = json.loads(done.stdout)
 

@@ -443,3 +443,21 @@ def git(project: Path, *args: str, when: datetime | None = None) -> str:
     )
     assert done.returncode == 0, f"git {' '.join(args)} failed: {done.stderr}"
     return done.stdout.strip()
+
+
+def run_contextpipe(
+    context: Context, args: Sequence[str], extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The installed `contextpipe ARGS` in the scenario's project folder, as a user runs it:
+    no contextpipe settings from the calling environment, only `extra_env`.
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("contextpipe")), *args],
+        cwd=context.project,
+        env={**env, **(extra_env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
