@@ -497,11 +497,7 @@ class EmbeddedStore:
         if not rowids:
             return []
         score_of = dict(zip(rowids, scores, strict=True))
-        rows = self._query(
-            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
-            f" WHERE rowid IN (SELECT value FROM json_each(?)) {where}",
-            (json.dumps(list(score_of)), *params),
-        )
+        rows = self._rows_by_rowid(list(score_of), where, params)
         scored = [(score_of[row[-1]], row[:-1]) for row in rows]
         scored.sort(key=lambda pair: (-pair[0], pair[1][0]))
         return scored
@@ -510,14 +506,19 @@ class EmbeddedStore:
         """Every row of a query on this thread's reader (the vectors attached as `v`)."""
         return self._query(sql, params)
 
+    def _rows_by_rowid(
+        self, rowids: Sequence[int], where: str = "", params: Sequence[str] = ()
+    ) -> list[tuple[Any, ...]]:
+        """The fragment rows (then their row id) with these row ids that fit `where`."""
+        return self._query(
+            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
+            f" WHERE rowid IN (SELECT value FROM json_each(?)) {where}",
+            (json.dumps(list(rowids)), *params),
+        )
+
     def fragments_by_rowid(self, rowids: Sequence[int]) -> dict[int, ContextFragment]:
         """The fragments with these row ids, by row id."""
-        rows = self._query(
-            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
-            " WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(rowids)),),
-        )
-        return {int(row[-1]): _fragment(row[:-1]) for row in rows}
+        return {int(row[-1]): _fragment(row[:-1]) for row in self._rows_by_rowid(rowids)}
 
     def filtered_rowids(self, filters: RequestFilters) -> list[int]:
         """Row ids of the full-text fragments that fit the filters."""
