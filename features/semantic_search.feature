@@ -100,3 +100,57 @@ Feature: Search by meaning
     And the vectors of the store are computed
     When I ask for "rocket engine dough oven vet" within 2000 tokens using only the strategy "relevance"
     Then the fragments proposed by "relevance" come in the order "simple-keyword" proposes them
+
+  Scenario: A store with many vectors is searched through an approximate index that finds what exact search finds
+    Given the setting "store.approximate_vectors_above" is 100
+    And 300 more short documents
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context starts with the document "docs/puppy.md"
+    And every reason from "semantic-embedding" says "approximate search"
+    And 20 queries find the same fragments, with the same similarities, through the approximate index as by exact search
+
+  Scenario: The approximate index follows new and changed texts at the next index run
+    Given the setting "store.approximate_vectors_above" is 100
+    And 300 more short documents
+    And the project is indexed
+    And the vectors of the store are computed
+    When I add the file "docs/garden.md" with "# Tomatoes\n\nWater tomato plants at the root, in the morning."
+    And I change "docs/puppy.md" to:
+      """
+      # Kittens
+
+      A young cat sleeps most of the day and plays with string.
+      """
+    And the project is indexed again and its vectors are computed
+    And I ask for "When should I water my tomatoes?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context starts with the document "docs/garden.md"
+    And every reason from "semantic-embedding" says "approximate search"
+    When I ask for "What does a young cat do all day?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context starts with the document "docs/puppy.md"
+
+  Scenario: Until a vector run finishes, the vectors it added are found by exact search
+    Given the setting "store.approximate_vectors_above" is 100
+    And 300 more short documents
+    And the project is indexed
+    And the vectors of the store are computed
+    When I add the file "docs/garden.md" with "# Tomatoes\n\nWater tomato plants at the root, in the morning."
+    And the project is indexed again
+    And computing the vectors is interrupted after the first batch
+    And I ask for "When should I water my tomatoes?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context starts with the document "docs/garden.md"
+    And no reason from "semantic-embedding" says "approximate search"
+
+  Scenario: A damaged approximate index is left unused and built again by the next vector run
+    Given the setting "store.approximate_vectors_above" is 100
+    And 300 more short documents
+    And the project is indexed
+    And the vectors of the store are computed
+    When the approximate index file of the store is overwritten with garbage
+    And I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context starts with the document "docs/puppy.md"
+    And no reason from "semantic-embedding" says "approximate search"
+    When the project is indexed again and its vectors are computed
+    And I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then every reason from "semantic-embedding" says "approximate search"

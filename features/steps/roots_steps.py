@@ -117,9 +117,25 @@ def no_folder_skipped(context: Context) -> None:
     assert not index_summary(context).skipped_folders, index_summary(context).skipped_folders
 
 
+@given("the store is turned back into layout 6, as the previous version wrote it")
+def layout_6(context: Context) -> None:
+    """Layout 6 had no index of full-text fragments by content hash."""
+    database = pipeline(context).store.database
+    context.pipeline.close()
+    context.pipeline = None
+    with closing(sqlite3.connect(database)) as connection:
+        connection.executescript(
+            """
+            DROP INDEX fragments_by_hash;
+            UPDATE meta SET value = '6' WHERE key = 'schema_version';
+            """
+        )
+
+
 @given("the store is turned back into layout 5, as the previous version wrote it")
 def layout_5(context: Context) -> None:
     """Layout 5 had no keyword index beside its FTS5 table."""
+    layout_6(context)
     database = pipeline(context).store.database
     context.pipeline.close()
     context.pipeline = None

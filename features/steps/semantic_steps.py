@@ -13,14 +13,14 @@ import sys
 import time
 from pathlib import Path
 
-from behave import given, then, when
+from behave import given, step, then, when
 from behave.runner import Context
 from hypothesis import assume, settings
 from hypothesis import given as for_all
 from hypothesis import strategies as st
 from testkit import pipeline, result, run_contextpipe, write_files
 
-from contextpipe import ContextRequest, Pipeline
+from contextpipe import ContextRequest, Pipeline, RequestFilters
 from contextpipe.strategies.relevance import normalised
 from contextpipe.vector_search import with_vectors
 
@@ -57,7 +57,7 @@ def vectors_computed(context: Context) -> None:
     context.embed_summary = pipeline(context).embed()
 
 
-@given("computing the vectors is interrupted after the first batch")
+@step("computing the vectors is interrupted after the first batch")
 def vectors_cut_short(context: Context) -> None:
     class StopAfterFirstBatch:
         def started(self, label: str, total: int) -> None:
@@ -138,7 +138,7 @@ def other_pipeline_skips(context: Context, name: str, strategy: str, words: str)
 @then('the context starts with the document "{path}"')
 def starts_with(context: Context, path: str) -> None:
     fragments = result(context).fragments
-    assert fragments, "the context is empty"
+    assert fragments, f"the context is empty: {result(context).strategies}"
     assert fragments[0].source.path == path, [f.source.path for f in fragments]
 
 
@@ -174,6 +174,57 @@ def hybrid_reason(context: Context, strategy: str) -> None:
 def every_reason_says(context: Context, strategy: str, words: str) -> None:
     for reason in _reasons(context, strategy):
         assert words in reason, reason
+
+
+@then('no reason from "{strategy}" says "{words}"')
+def no_reason_says(context: Context, strategy: str, words: str) -> None:
+    for reason in _reasons(context, strategy):
+        assert words not in reason, reason
+
+
+@when("the project is indexed again")
+def indexed_again(context: Context) -> None:
+    pipeline(context).index([context.project])
+
+
+@when("the approximate index file of the store is overwritten with garbage")
+def approximate_garbage(context: Context) -> None:
+    folder = _store_folder(context)
+    pipeline(context).close()
+    context.pipeline = None
+    (saved,) = folder.glob("vectors.ivf.*.faiss")
+    saved.write_bytes(b"not an index at all " * 300)
+
+
+@then(
+    "{count:d} queries find the same fragments, with the same similarities, through the"
+    " approximate index as by exact search"
+)
+def approximate_as_exact(context: Context, count: int) -> None:
+    """Few vectors make few lists, and a query reads at least 8 of them: here, all."""
+    opened = pipeline(context)
+    embedder = opened.embedder
+    queries = [f"a note about the {_TOPICS[n % len(_TOPICS)]}, number {n}" for n in range(count)]
+    exact = Pipeline.open(
+        project_dir=context.project,
+        overrides={**context.overrides, "store.approximate_vectors_above": 1_000_000},
+    )
+    try:
+        searches = [
+            with_vectors(each.store.backends(), each.store, embedder).vectors
+            for each in (opened, exact)
+        ]
+        approximate, plain = searches
+        assert approximate is not None and plain is not None
+        assert approximate.coverage().approximate and not plain.coverage().approximate
+        filters = RequestFilters()
+        for query in queries:
+            found, expected = (each.nearest(query, 10, filters) for each in (approximate, plain))
+            assert [hit.fragment.id for hit in found] == [hit.fragment.id for hit in expected]
+            for hit, exact_hit in zip(found, expected, strict=True):  # float32 sums, two ways
+                assert abs(hit.similarity - exact_hit.similarity) < 1e-5, (hit, exact_hit)
+    finally:
+        exact.close()
 
 
 def _store_folder(context: Context) -> Path:

@@ -240,6 +240,9 @@ class VectorCoverage:
 
     embedded: int
     total: int
+    #: Searched through an approximate index: similarities are exact, but a text near the
+    #: query may be missed.
+    approximate: bool = False
 
     @property
     def share(self) -> float:
@@ -247,10 +250,15 @@ class VectorCoverage:
         return self.embedded / self.total if self.total else 1.0
 
     def remark(self) -> str:
-        """For a strategy's reasons: '' when every text has a vector, else how many do."""
-        if self.embedded >= self.total:
-            return ""
-        return f"; {self.share:.0%} of the store has vectors so far"
+        """For a strategy's reasons: '' when every text has a vector and search is exact;
+        else how many have one, and that search is approximate.
+        """
+        partial = (
+            ""
+            if self.embedded >= self.total
+            else f"; {self.share:.0%} of the store has vectors so far"
+        )
+        return partial + ("; approximate search" if self.approximate else "")
 
 
 @runtime_checkable

@@ -21,6 +21,10 @@ from ..tokenizers import TOKENIZER_NAMES
 _STRICT = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
 
 
+#: Vectors from which the embedded store searches approximately (`[store]`).
+APPROXIMATE_VECTORS_ABOVE = 50_000
+
+
 class StoreSettings(BaseModel):
     """Where the index lives."""
 
@@ -34,6 +38,15 @@ class StoreSettings(BaseModel):
         default="embedded",
         description='Storage backend, by the name its plugin registers: "embedded" (SQLite'
         " FTS5 in one folder) is built in.",
+    )
+    approximate_vectors_above: int = Field(
+        default=APPROXIMATE_VECTORS_ABOVE,
+        ge=1,
+        description=(
+            "The embedded store searches vectors through an approximate index (an inverted"
+            " file, faiss) once it holds this many, and exactly below; set it above the"
+            " store's size to always search exactly."
+        ),
     )
 
 

@@ -126,12 +126,14 @@ def _probe(connection: sqlite3.Connection, objects: dict[str, str]) -> None:
             for order in ("ASC", "DESC"):
                 connection.execute(f'SELECT rowid FROM "{name}" ORDER BY rowid {order} LIMIT 1')
         elif kind == "index":
-            table = connection.execute(
-                "SELECT tbl_name FROM sqlite_master WHERE name = ?", (name,)
-            ).fetchone()[0]
+            table, sql = connection.execute(
+                "SELECT tbl_name, sql FROM sqlite_master WHERE name = ?", (name,)
+            ).fetchone()
             column = connection.execute(f'PRAGMA index_info("{name}")').fetchone()[2]
+            # A partial index is only used by a query that asks what it holds.
+            _, where, condition = str(sql or "").partition(" WHERE ")
             for order in ("ASC", "DESC"):
                 connection.execute(
                     f'SELECT "{column}" FROM "{table}" INDEXED BY "{name}"'
-                    f' ORDER BY "{column}" {order} LIMIT 1'
+                    f' {where}{condition} ORDER BY "{column}" {order} LIMIT 1'
                 ).fetchall()

@@ -1,9 +1,12 @@
-"""Exact search over the embedded store's vectors (speed machinery for `_vectors`).
+"""Search over the embedded store's vectors (speed machinery for `_vectors`).
 
 Rules:
 
 1. Search is exact: the float32 matrix of every full-text fragment that has a vector
-   (rows L2-normalised by the embedder) times the query vector.
+   (rows L2-normalised by the embedder) times the query vector; except that a store with
+   at least `[store] approximate_vectors_above` vectors, whose approximate index describes
+   its vectors as they are, is searched through that index (`_vector_ann`) when the query
+   has no filter.
 2. The matrix and its row ids are built once per state of the index and of the vectors,
    kept in memory, and saved beside the database, so that the next process maps them
    instead of reading every vector again. A saved matrix is used only when its state
@@ -11,7 +14,8 @@ Rules:
 3. The similarities of the last query vector are kept: the strategies of one request
    ask with the same vector.
 4. Filters are applied before ranking, so a filter never hides a match; equal
-   similarities are ordered by fragment id.
+   similarities are ordered by fragment id. A vector stored once stands for every
+   full-text fragment of that text.
 """
 
 from __future__ import annotations
@@ -26,11 +30,11 @@ from numpy.typing import NDArray
 
 from ..models import ContextFragment, RequestFilters
 from ..storage import VectorCoverage, VectorHit
-from ._vectors import FULL_TEXT, Host, coverage
+from . import _vector_ann
+from ._vectors import FULL_TEXT, MATRIX_STATE_NAME, Host, coverage
 
 _MATRIX_NAME = "vectors.matrix.npy"
 _ROWS_NAME = "vectors.rows.npy"
-_MATRIX_STATE = "vectors.matrix.json"
 #: Ranked past the limit, to see whether equal similarities run past the cut.
 _TIE_MARGIN = 8
 
@@ -44,11 +48,19 @@ class EmbeddedVectors:
         self._dimension = dimension
         self._matrix: tuple[tuple[int, int], NDArray[np.float32], NDArray[np.int64]] | None = None
         self._last: tuple[tuple[tuple[int, int], bytes], NDArray[np.float32]] | None = None
+        # The approximate index of one vectors generation (None: search exactly then).
+        self._approximate: (
+            tuple[tuple[int, tuple[int, ...]], _vector_ann.ApproximateIndex | None] | None
+        ) = None
+        self._last_found: tuple[tuple[int, bytes], list[tuple[str, float]]] | None = None
         self._lock = threading.Lock()
 
     def coverage(self) -> VectorCoverage:
-        """How much of the store has a vector of this space."""
-        return coverage(self._host)
+        """How much of the store has a vector of this space, and how it is searched."""
+        found = coverage(self._host)
+        if self._approximate_index(self._state()[1]) is None:
+            return found
+        return VectorCoverage(found.embedded, found.total, approximate=True)
 
     def _state(self) -> tuple[int, int]:
         rows = self._host.rows("SELECT value FROM v.meta WHERE key = 'generation'")
@@ -71,7 +83,7 @@ class EmbeddedVectors:
     ) -> tuple[NDArray[np.float32], NDArray[np.int64]] | None:
         folder = self._host.directory
         try:
-            if json.loads((folder / _MATRIX_STATE).read_text()) != self._saved_as(state):
+            if json.loads((folder / MATRIX_STATE_NAME).read_text()) != self._saved_as(state):
                 return None
             matrix = np.load(folder / _MATRIX_NAME, mmap_mode="r", allow_pickle=False)
             rowids = np.load(folder / _ROWS_NAME, allow_pickle=False)
@@ -100,15 +112,15 @@ class EmbeddedVectors:
         """Keep the matrix for the next process; only a shortcut, so failing is fine."""
         folder = self._host.directory
         try:
-            (folder / _MATRIX_STATE).unlink(missing_ok=True)  # stale until rewritten
+            (folder / MATRIX_STATE_NAME).unlink(missing_ok=True)  # stale until rewritten
             for name, array in ((_MATRIX_NAME, matrix), (_ROWS_NAME, rowids)):
                 temporary = folder / f".{name}.{threading.get_ident()}.tmp"
                 with temporary.open("wb") as out:
                     np.save(out, array, allow_pickle=False)
                 temporary.replace(folder / name)
-            temporary = folder / f".{_MATRIX_STATE}.{threading.get_ident()}.tmp"
+            temporary = folder / f".{MATRIX_STATE_NAME}.{threading.get_ident()}.tmp"
             temporary.write_text(json.dumps(self._saved_as(state)))
-            temporary.replace(folder / _MATRIX_STATE)
+            temporary.replace(folder / MATRIX_STATE_NAME)
         except OSError:
             pass
 
@@ -116,10 +128,15 @@ class EmbeddedVectors:
         self, vector: NDArray[np.float32], limit: int, filters: RequestFilters
     ) -> list[VectorHit]:
         """The most similar full-text fragments first, equal ones by id."""
+        query = np.asarray(vector, dtype=np.float32)
+        if not (filters.paths or filters.kinds) and limit > 0:
+            approximate = self._approximate_index(self._state()[1])
+            if approximate is not None:
+                return self._nearest_approximately(approximate, query, limit)
         state, matrix, rowids = self._loaded()
         if limit <= 0 or not len(rowids):
             return []
-        scores = self._scores(state, matrix, np.asarray(vector, dtype=np.float32))
+        scores = self._scores(state, matrix, query)
         if filters.paths or filters.kinds:
             allowed = np.isin(rowids, np.asarray(self._host.filtered_rowids(filters)))
             scores = np.where(allowed, scores, -np.inf)
@@ -138,6 +155,49 @@ class EmbeddedVectors:
             VectorHit(fragments[int(rowids[i])], float(scores[i]))
             for i in best
             if int(rowids[i]) in fragments
+        ]
+        hits.sort(key=lambda hit: (-hit.similarity, hit.fragment.id))
+        return hits[:limit]
+
+    def _approximate_index(self, generation: int) -> _vector_ann.ApproximateIndex | None:
+        """The approximate index, when it describes this generation of the vectors."""
+        key = (generation, _vector_ann.saved_stamp(self._host.directory))
+        with self._lock:
+            if self._approximate is None or self._approximate[0] != key:
+                found = _vector_ann.load(self._host.directory, self._space)
+                usable = (
+                    found is not None
+                    and found.generation == generation
+                    and found.count >= self._host.approximate_vectors_above
+                )
+                self._approximate = (key, found if usable else None)
+            return self._approximate[1]
+
+    def _nearest_approximately(
+        self, index: _vector_ann.ApproximateIndex, query: NDArray[np.float32], limit: int
+    ) -> list[VectorHit]:
+        wanted = limit + _TIE_MARGIN
+        key = (index.generation, query.tobytes())
+        with self._lock:
+            last = self._last_found
+        if last is not None and last[0] == key and len(last[1]) >= wanted:
+            found = last[1][:wanted]
+        else:
+            found = index.nearest(query, wanted)
+            with self._lock:
+                self._last_found = (key, found)
+        similarity = dict(found)
+        if not similarity:
+            return []
+        rows = self._host.rows(
+            f"SELECT rowid FROM fragments WHERE {FULL_TEXT} AND content_hash IN"
+            f" ({', '.join('?' * len(similarity))})",
+            sorted(similarity),
+        )
+        rowids = [int(row[0]) for row in rows]
+        hits = [
+            VectorHit(fragment, similarity[fragment.content_hash])
+            for fragment in self._host.fragments_by_rowid(rowids).values()
         ]
         hits.sort(key=lambda hit: (-hit.similarity, hit.fragment.id))
         return hits[:limit]

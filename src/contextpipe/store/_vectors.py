@@ -12,8 +12,10 @@ Rules, in the order the code follows them:
 3. Each `add` commits one batch, so a killed embedding run loses at most the batch in
    flight; `pending` lists what is still missing, so the next run goes on from there.
 4. A writer first drops the vectors whose text is no longer in the index.
-5. A damaged vectors database is moved aside and started anew: vectors can be computed
-   again, and they never stop text search.
+5. A damaged vectors database is moved aside and started anew, with what was derived from
+   it: vectors can be computed again, and they never stop text search.
+6. A writer that finishes brings the approximate index up to date (`_vector_ann`); one
+   that fails or is killed leaves it describing older vectors, and so unused.
 
 numpy is imported only to add vectors: opening a store for text search does not load it.
 """
@@ -38,6 +40,10 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 DATABASE_NAME = "vectors.sqlite3"
+#: The state file of the saved exact matrix, and the approximate index: computed from the
+#: vectors database, they go with it (rule 5).
+MATRIX_STATE_NAME = "vectors.matrix.json"
+APPROXIMATE_NAME = "vectors.ivf.json"
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -56,6 +62,9 @@ class Host(Protocol):
     @property
     def database(self) -> Path: ...
 
+    @property
+    def approximate_vectors_above(self) -> int: ...
+
     def generation(self) -> int: ...
 
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]: ...
@@ -69,8 +78,8 @@ def _move_aside(path: Path) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     target = path.with_name(f"{path.name}.damaged-{stamp}")
     path.replace(target)
-    for suffix in ("-wal", "-shm"):
-        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    for name in (path.name + "-wal", path.name + "-shm", MATRIX_STATE_NAME, APPROXIMATE_NAME):
+        path.with_name(name).unlink(missing_ok=True)
     return str(target)
 
 
@@ -192,6 +201,17 @@ def vector_writer(host: Host, space: str, dimension: int) -> Generator[VectorWri
         yield session
     finally:
         connection.close()
+    _refresh_approximate(host, space)
+
+
+def _refresh_approximate(host: Host, space: str) -> None:
+    """Rule 6. Only a shortcut for search: failing to keep it up costs speed, not results."""
+    from . import _vector_ann
+
+    try:
+        _vector_ann.refresh(host, space)
+    except (OSError, RuntimeError, sqlite3.Error) as exc:
+        logger.warning("approximate vector index not brought up to date", error=str(exc))
 
 
 def stored_space(host: Host) -> tuple[str, int] | None:

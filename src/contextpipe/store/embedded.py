@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..config import Settings
+from ..config.schema import APPROXIMATE_VECTORS_ABOVE
 from ..errors import StoreError
 from ..graph import ResolvedGraph
 from ..hookspecs import hookimpl
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
@@ -108,6 +109,7 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_by_path ON edges(path);
 CREATE INDEX IF NOT EXISTS fragments_by_path ON fragments(path);
+CREATE INDEX IF NOT EXISTS fragments_by_hash ON fragments(content_hash) WHERE depth = 9;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     title, text, words, tokenize = '{TOKENIZE}'
 );
@@ -164,6 +166,9 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
         *TEXT_META,
         _index_existing,
     ),
+    # Layout 6 could not find a full-text fragment by its content hash (what a vector
+    # found by the approximate index names) without reading them all.
+    "6": ("CREATE INDEX fragments_by_hash ON fragments(content_hash) WHERE depth = 9",),
 }
 
 _FRAGMENT_COLUMNS = (
@@ -181,8 +186,11 @@ class EmbeddedStore:
     `<directory>/index.sqlite3`.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(
+        self, directory: Path, approximate_vectors_above: int = APPROXIMATE_VECTORS_ABOVE
+    ) -> None:
         self.directory = directory
+        self.approximate_vectors_above = approximate_vectors_above
         self.database = directory / DATABASE_NAME
         self._local = threading.local()
         # The resolved graph of one generation of the index, shared by every thread.
@@ -536,7 +544,7 @@ class EmbeddedStore:
             yield writer
 
     def vector_index(self, space: str) -> EmbeddedVectors | None:
-        """The store's vectors of `space`, searched exactly; None when it has none."""
+        """The store's vectors of `space` (see `_vector_matrix`); None when it has none."""
         from ._vector_matrix import EmbeddedVectors
 
         if not self.exists():
@@ -899,7 +907,10 @@ class EmbeddedBackend:
 
     def open(self, settings: Settings, project_dir: Path) -> EmbeddedStore:
         """The store in `[store] path`, resolved against the project directory."""
-        return EmbeddedStore((project_dir / settings.store.path).resolve())
+        return EmbeddedStore(
+            (project_dir / settings.store.path).resolve(),
+            settings.store.approximate_vectors_above,
+        )
 
 
 @hookimpl

@@ -1,0 +1,251 @@
+"""Approximate search over the embedded store's vectors, once there are many of them
+(speed machinery for `_vector_matrix`).
+
+Rules:
+
+1. It is an inverted file (faiss `IndexIVFFlat`, inner product): the vectors are split
+   into about 4·√n lists around k-means centroids, and a query reads the 1/16 of the
+   lists whose centroids are nearest (8 at least). Similarities of what it finds are exact; only
+   whether a vector is found is approximate (recall@20 is measured against exact search
+   in `benchmarks/bench_vectors.py`).
+2. It is kept up to date when a vector writer finishes, never by a query: the vectors
+   added since are added, the vectors gone are removed, and it is trained anew when it is
+   missing, unreadable, of another space, when the number of vectors has doubled or
+   halved since it was trained, or when most of its ids are of removed vectors. Training
+   runs on one thread with faiss's fixed seed, so the same vectors give the same lists.
+3. It is used only when it describes the vectors as they are (their generation): after an
+   interrupted run, search is exact until a writer finishes again.
+4. Saved beside the vectors: the index and the content hash of each id, in files named by
+   the generation they describe, then `vectors.ivf.json` naming that generation, replaced
+   whole and last; so a reader finds the old index or the new one, never half of each.
+   Readers map the index file rather than read it.
+
+faiss is imported only here, and only for a store that holds enough vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..logs import logger
+from ._vectors import APPROXIMATE_NAME
+
+if TYPE_CHECKING:
+    from ._vectors import Host
+
+#: Vectors per list (rule 1): lists = LISTS_PER_ROOT · √n.
+_LISTS_PER_ROOT = 4
+#: Share of the lists a query reads (rule 1), and the fewest it reads.
+_PROBED_SHARE = 16
+_PROBED_AT_LEAST = 8
+#: Retrain when the vectors outgrow or shrink from the trained count by this factor.
+_RETRAIN_FACTOR = 2
+#: Training points per list that faiss keeps (its default, said out loud so it stays).
+_POINTS_PER_LIST = 256
+
+
+def _faiss() -> Any:
+    # faiss ships no types: every value it returns is checked or converted here.
+    return import_module("faiss")
+
+
+@contextmanager
+def _one_thread(faiss: Any) -> Generator[None]:
+    """Rule 2: k-means and adds on one thread, so that the lists do not depend on timing."""
+    before = int(faiss.omp_get_max_threads())
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
+@dataclass
+class ApproximateIndex:
+    """An inverted file over the vectors of one space, and the content hash of each id."""
+
+    space: str
+    generation: int
+    trained_count: int
+    hashes: NDArray[np.bytes_]  # by faiss id; b"" for an id removed
+    index: Any
+
+    @property
+    def count(self) -> int:
+        """How many vectors it holds."""
+        return int(self.index.ntotal)
+
+    def nearest(self, query: NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
+        """Up to `limit` (content hash, similarity) pairs, the most similar first."""
+        if limit <= 0 or self.count == 0:
+            return []
+        scores, ids = self.index.search(query.reshape(1, -1), min(limit, self.count))
+        return [
+            (bytes(self.hashes[int(i)]).decode(), float(s))
+            for s, i in zip(scores[0], ids[0], strict=True)
+            if int(i) >= 0
+        ]
+
+    def save(self, folder: Path) -> None:
+        """Rule 4."""
+        faiss = _faiss()
+        stem = f"vectors.ivf.{self.generation}"
+        temporary = folder / f".{stem}.{threading.get_ident()}.tmp"
+        faiss.write_index(self.index, str(temporary))
+        temporary.replace(folder / f"{stem}.faiss")
+        with temporary.open("wb") as out:
+            np.save(out, self.hashes, allow_pickle=False)
+        temporary.replace(folder / f"{stem}.hashes.npy")
+        state = {
+            "space": self.space,
+            "generation": self.generation,
+            "trained": self.trained_count,
+        }
+        temporary.write_text(json.dumps(state))
+        temporary.replace(folder / APPROXIMATE_NAME)
+        for old in folder.glob("vectors.ivf.*.*"):
+            if not old.name.startswith(f"{stem}."):
+                old.unlink(missing_ok=True)
+
+
+def saved_stamp(folder: Path) -> tuple[int, ...]:
+    """Changes whenever another index is saved (or none is left): what a reader keys on."""
+    try:
+        found = (folder / APPROXIMATE_NAME).stat()
+    except OSError:
+        return ()
+    return (found.st_ino, found.st_mtime_ns, found.st_size)
+
+
+def load(folder: Path, space: str, writable: bool = False) -> ApproximateIndex | None:
+    """The saved index of `space`, mapped (or read, to be changed); None when there is
+    none or it cannot be read.
+    """
+    try:
+        state = json.loads((folder / APPROXIMATE_NAME).read_text())
+        if state["space"] != space:
+            return None
+        generation, trained = int(state["generation"]), int(state["trained"])
+        stem = folder / f"vectors.ivf.{generation}"
+        hashes = np.load(f"{stem}.hashes.npy", allow_pickle=False)
+        faiss = _faiss()
+        flags = 0 if writable else faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY
+        index = faiss.read_index(f"{stem}.faiss", flags)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        if (folder / APPROXIMATE_NAME).exists():
+            logger.warning("unreadable approximate vector index ignored", error=str(exc))
+        return None
+    if int(index.ntotal) != int(np.count_nonzero(hashes)):
+        return None
+    return ApproximateIndex(space, generation, trained, hashes, index)
+
+
+def built(
+    space: str,
+    generation: int,
+    hashes: Sequence[str],
+    matrix: NDArray[np.float32],
+) -> ApproximateIndex:
+    """A new index trained on, and holding, every vector given (rules 1 and 2)."""
+    faiss = _faiss()
+    count, dimension = matrix.shape
+    lists = max(1, min(count // 39, round(_LISTS_PER_ROOT * math.sqrt(count))))
+    index = faiss.IndexIVFFlat(
+        faiss.IndexFlatIP(dimension), dimension, lists, faiss.METRIC_INNER_PRODUCT
+    )
+    index.cp.max_points_per_centroid = _POINTS_PER_LIST
+    index.nprobe = max(min(lists, _PROBED_AT_LEAST), lists // _PROBED_SHARE)
+    with _one_thread(faiss):
+        index.train(matrix)
+        index.add_with_ids(matrix, np.arange(count, dtype=np.int64))
+    return ApproximateIndex(space, generation, count, np.asarray(hashes, dtype="S64"), index)
+
+
+def needs_training(index: ApproximateIndex | None, space: str, count: int) -> bool:
+    """Rule 2: train anew rather than add to these lists."""
+    return (
+        index is None
+        or index.space != space
+        or count > index.trained_count * _RETRAIN_FACTOR
+        or count * _RETRAIN_FACTOR < index.trained_count
+        or len(index.hashes) > count * _RETRAIN_FACTOR  # mostly ids of removed vectors
+    )
+
+
+def updated(
+    index: ApproximateIndex,
+    generation: int,
+    gone: Sequence[str],
+    added: Sequence[str],
+    vectors: NDArray[np.float32],
+) -> ApproximateIndex:
+    """`index` less the vectors of `gone`, plus `added` with their `vectors` (rule 2)."""
+    faiss = _faiss()
+    position = {bytes(digest).decode(): i for i, digest in enumerate(index.hashes) if digest}
+    removed = np.asarray(sorted(position[digest] for digest in gone), dtype=np.int64)
+    hashes = np.concatenate([index.hashes, np.asarray(added, dtype="S64")])
+    hashes[removed] = b""
+    with _one_thread(faiss):
+        if len(removed):
+            index.index.remove_ids(faiss.IDSelectorBatch(removed))
+        if added:
+            start = len(index.hashes)
+            index.index.add_with_ids(vectors, np.arange(start, start + len(added), dtype=np.int64))
+    return ApproximateIndex(index.space, generation, index.trained_count, hashes, index.index)
+
+
+def refresh(host: Host, space: str) -> None:
+    """Bring the saved index up to date with the store's vectors of `space` (rule 2); with
+    fewer vectors than `host.approximate_vectors_above`, there is none.
+    """
+    folder = host.directory
+    # One statement, one snapshot: the generation and the hashes it describes.
+    rows = host.rows(
+        "SELECT (SELECT value FROM v.meta WHERE key = 'generation'), hash"
+        " FROM v.vectors ORDER BY hash"
+    )
+    if len(rows) < host.approximate_vectors_above:
+        for old in (folder / APPROXIMATE_NAME, *folder.glob("vectors.ivf.*.*")):
+            old.unlink(missing_ok=True)
+        return
+    generation = int(rows[0][0])
+    hashes = [str(row[1]) for row in rows]
+    current = load(folder, space, writable=True)  # read, not trusted: a damaged one goes
+    if current is not None and current.generation == generation:
+        return
+    if current is None or needs_training(current, space, len(hashes)):
+        fresh = built(space, generation, hashes, _vectors_of(host, hashes))
+    else:
+        have = {bytes(digest).decode() for digest in current.hashes if digest}
+        now = set(hashes)
+        added = sorted(now - have)
+        fresh = updated(current, generation, sorted(have - now), added, _vectors_of(host, added))
+    fresh.save(folder)
+
+
+def _vectors_of(host: Host, hashes: Sequence[str]) -> NDArray[np.float32]:
+    """The stored vectors of `hashes`, in that order, as one matrix."""
+    blobs: dict[str, bytes] = {}
+    for start in range(0, len(hashes), 500):
+        chunk = hashes[start : start + 500]
+        rows = host.rows(
+            f"SELECT hash, vector FROM v.vectors WHERE hash IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        )
+        blobs.update((str(digest), bytes(blob)) for digest, blob in rows)
+    if len(blobs) != len(hashes):
+        raise RuntimeError("the vectors changed while the approximate index was brought up")
+    return np.frombuffer(b"".join(blobs[digest] for digest in hashes), dtype=np.float32).reshape(
+        len(hashes), -1
+    )
