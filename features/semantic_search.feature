@@ -101,6 +101,16 @@ Feature: Search by meaning
     When I ask for "rocket engine dough oven vet" within 2000 tokens using only the strategy "relevance"
     Then the fragments proposed by "relevance" come in the order "simple-keyword" proposes them
 
+  Scenario: A first hit far larger than the budget does not leave the context nearly empty
+    Given a handbook on caring for a puppy of about 2000 tokens
+    And 12 short notes about looking after dogs
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "How should I look after my new dog?" within 300 tokens using only the strategy "semantic-embedding"
+    Then the context holds at least 5 of the short notes about dogs
+    When I ask for "How should I look after my new dog?" within 300 tokens using only the strategy "relevance"
+    Then the context holds at least 5 of the short notes about dogs
+
   Scenario: A store with many vectors is searched through an approximate index that finds what exact search finds
     Given the setting "store.approximate_vectors_above" is 100
     And 300 more short documents

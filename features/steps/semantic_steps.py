@@ -52,6 +52,46 @@ def more_documents(context: Context, count: int) -> None:
     )
 
 
+_DOG_CARE = (
+    "a walk twice a day",
+    "their food at the same hours",
+    "fresh water",
+    "a brushed coat",
+    "rewards when they learn",
+    "a yearly visit to the vet",
+)
+
+
+@given("a handbook on caring for a puppy of about {tokens:d} tokens")
+def puppy_handbook(context: Context, tokens: int) -> None:
+    """One section, so one full-text fragment: the nearest of all to a question on dogs."""
+    sentence = "Looking after a new dog: walks, food, water, the vet. "
+    write_files(
+        context.project,
+        {"docs/handbook.md": "# Looking after your new dog\n\n" + sentence * (tokens // 13)},
+    )
+
+
+@given("{count:d} short notes about looking after dogs")
+def dog_notes(context: Context, count: int) -> None:
+    """Each less near to a question on dogs than the handbook is, but near."""
+    write_files(
+        context.project,
+        {
+            f"docs/dogs/care-{number:02d}.md": f"# Dog care {number}\n\nDogs like"
+            f" {_DOG_CARE[number % len(_DOG_CARE)]}.\n"
+            for number in range(count)
+        },
+    )
+
+
+@then("the context holds at least {count:d} of the short notes about dogs")
+def dog_notes_in_context(context: Context, count: int) -> None:
+    paths = [fragment.source.path for fragment in result(context).fragments]
+    notes = [path for path in paths if path.startswith("docs/dogs/")]
+    assert len(notes) >= count, paths
+
+
 @given("the vectors of the store are computed")
 def vectors_computed(context: Context) -> None:
     context.embed_summary = pipeline(context).embed()
