@@ -12,7 +12,8 @@ Rules:
    instead of reading every vector again. A saved matrix is used only when its state
    file names that very state.
 3. The similarities of the last query vector are kept: the strategies of one request
-   ask with the same vector.
+   ask with the same vector. How many texts have a vector is counted once per state, or
+   taken from the writer that counted it (`_vectors` rule 7).
 4. Filters are applied before ranking, so a filter never hides a match; equal
    similarities are ordered by fragment id. A vector stored once stands for every
    full-text fragment of that text.
@@ -31,7 +32,7 @@ from numpy.typing import NDArray
 from ..models import ContextFragment, RequestFilters
 from ..storage import VectorCoverage, VectorHit
 from . import _vector_ann
-from ._vectors import FULL_TEXT, MATRIX_STATE_NAME, Host, coverage
+from ._vectors import FULL_TEXT, MATRIX_STATE_NAME, Host, counted_coverage, coverage
 
 _MATRIX_NAME = "vectors.matrix.npy"
 _ROWS_NAME = "vectors.rows.npy"
@@ -53,12 +54,22 @@ class EmbeddedVectors:
             tuple[tuple[int, tuple[int, ...]], _vector_ann.ApproximateIndex | None] | None
         ) = None
         self._last_found: tuple[tuple[int, bytes], list[tuple[str, float]]] | None = None
+        self._counted: tuple[tuple[int, int], VectorCoverage] | None = None
         self._lock = threading.Lock()
 
     def coverage(self) -> VectorCoverage:
-        """How much of the store has a vector of this space, and how it is searched."""
-        found = coverage(self._host)
-        if self._approximate_index(self._state()[1]) is None:
+        """How much of the store has a vector of this space, and how it is searched; counted
+        once per state of the index and of the vectors (a count reads every full text).
+        """
+        state = self._state()
+        with self._lock:
+            counted = self._counted if self._counted and self._counted[0] == state else None
+        if counted is None:
+            counted = (state, counted_coverage(self._host, state) or coverage(self._host))
+            with self._lock:
+                self._counted = counted
+        found = counted[1]
+        if self._approximate_index(state[1]) is None:
             return found
         return VectorCoverage(found.embedded, found.total, approximate=True)
 

@@ -16,6 +16,8 @@ Rules, in the order the code follows them:
    it: vectors can be computed again, and they never stop text search.
 6. A writer that finishes brings the approximate index up to date (`_vector_ann`); one
    that fails or is killed leaves it describing older vectors, and so unused.
+7. How many texts have a vector takes a read of every full text to count: a writer keeps
+   its count, and a reader uses it while the index and the vectors are as counted.
 
 numpy is imported only to add vectors: opening a store for text search does not load it.
 """
@@ -139,8 +141,16 @@ class VectorWriterSession:
             _bump(self._connection)
 
     def coverage(self) -> VectorCoverage:
-        """How many full-text texts have a vector now."""
-        return coverage(self._host)
+        """How many full-text texts have a vector now; kept for readers, tagged with the
+        state of the index and of the vectors it was counted at (rule 7).
+        """
+        generations = f"{self._host.generation()}:{_meta(self._connection).get('generation', '0')}"
+        found = coverage(self._host)
+        self._connection.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('coverage', ?)",
+            (f"{generations}:{found.embedded}:{found.total}",),
+        )
+        return found
 
     def prune(self) -> int:
         """Drop the vectors whose text is no longer indexed (rule 4); how many went."""
@@ -169,6 +179,18 @@ def _bump(connection: sqlite3.Connection) -> None:
         "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
         " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
     )
+
+
+def counted_coverage(host: Host, state: tuple[int, int]) -> VectorCoverage | None:
+    """The coverage a writer counted at `state` (index and vectors generations), if any."""
+    rows = host.rows("SELECT value FROM v.meta WHERE key = 'coverage'")
+    if not rows:
+        return None
+    try:
+        index, vectors, embedded, total = (int(part) for part in str(rows[0][0]).split(":"))
+    except ValueError:
+        return None
+    return VectorCoverage(embedded, total) if (index, vectors) == state else None
 
 
 def coverage(host: Host) -> VectorCoverage:
