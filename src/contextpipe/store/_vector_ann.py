@@ -8,7 +8,8 @@ Rules:
    whose centroids are nearest (72 of 1,265 at 100k vectors; a larger share of fewer
    lists). Similarities of what it finds are exact; only whether a vector is found is
    approximate (recall@20 against exact search is measured in `bench_vectors.py`).
-2. It is kept up to date when a vector writer finishes, never by a query: the vectors
+2. It is kept up to date when a vector writer finishes (`_vector_matrix` rule 4), never
+   by a query: the vectors
    added since are added, the vectors gone are removed, and it is trained anew when it is
    missing, unreadable, of another space, when the number of vectors has doubled or
    halved since it was trained, or when most of its ids are of removed vectors. Training

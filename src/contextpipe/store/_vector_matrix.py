@@ -13,8 +13,12 @@ Rules:
    file names that very state.
 3. The similarities of the last query vector are kept: the strategies of one request
    ask with the same vector. How many texts have a vector is counted once per state, or
-   taken from the writer that counted it (`_vectors` rule 7).
-4. Filters are applied before ranking, so a filter never hides a match; equal
+   taken from the writer that counted it (`_vectors` rule 6).
+4. When a vector writer finishes, search is prepared for the next query, so that no query
+   waits for it: the approximate index is brought up to date, or the exact matrix read and
+   saved. A writer that fails or is killed leaves the approximate index describing older
+   vectors, and so unused.
+5. Filters are applied before ranking, so a filter never hides a match; equal
    similarities are ordered by fragment id. A vector stored once stands for every
    full-text fragment of that text.
 """
@@ -23,12 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import threading
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ..storage import VectorCoverage, VectorHit
 from . import _vector_ann
@@ -169,6 +175,15 @@ class EmbeddedVectors:
         ]
         hits.sort(key=lambda hit: (-hit.similarity, hit.fragment.id))
         return hits[:limit]
+
+    def prepare(self) -> None:
+        """Rule 4. Only a shortcut: failing costs the next query time, not results."""
+        try:
+            _vector_ann.refresh(self._host, self._space)
+            if self._approximate_index(self._state()[1]) is None:
+                self._loaded()
+        except (OSError, RuntimeError, sqlite3.Error) as exc:
+            logger.warning("vector search not prepared", error=str(exc))
 
     def _approximate_index(self, generation: int) -> _vector_ann.ApproximateIndex | None:
         """The approximate index, when it describes this generation of the vectors."""

@@ -14,9 +14,7 @@ Rules, in the order the code follows them:
 4. A writer first drops the vectors whose text is no longer in the index.
 5. A damaged vectors database is moved aside and started anew, with what was derived from
    it: vectors can be computed again, and they never stop text search.
-6. A writer that finishes brings the approximate index up to date (`_vector_ann`); one
-   that fails or is killed leaves it describing older vectors, and so unused.
-7. How many texts have a vector takes a read of every full text to count: a writer keeps
+6. How many texts have a vector takes a read of every full text to count: a writer keeps
    its count, and a reader uses it while the index and the vectors are as counted.
 
 numpy is imported only to add vectors: opening a store for text search does not load it.
@@ -142,7 +140,7 @@ class VectorWriterSession:
 
     def coverage(self) -> VectorCoverage:
         """How many full-text texts have a vector now; kept for readers, tagged with the
-        state of the index and of the vectors it was counted at (rule 7).
+        state of the index and of the vectors it was counted at (rule 6).
         """
         generations = f"{self._host.generation()}:{_meta(self._connection).get('generation', '0')}"
         found = coverage(self._host)
@@ -223,17 +221,6 @@ def vector_writer(host: Host, space: str, dimension: int) -> Generator[VectorWri
         yield session
     finally:
         connection.close()
-    _refresh_approximate(host, space)
-
-
-def _refresh_approximate(host: Host, space: str) -> None:
-    """Rule 6. Only a shortcut for search: failing to keep it up costs speed, not results."""
-    from . import _vector_ann
-
-    try:
-        _vector_ann.refresh(host, space)
-    except (OSError, RuntimeError, sqlite3.Error) as exc:
-        logger.warning("approximate vector index not brought up to date", error=str(exc))
 
 
 def stored_space(host: Host) -> tuple[str, int] | None:

@@ -542,6 +542,9 @@ class EmbeddedStore:
         self.check()
         with self._damage_reported(), _vectors.vector_writer(self, space, dimension) as writer:
             yield writer
+        index = self.vector_index(space)
+        if index is not None:
+            index.prepare()
 
     def vector_index(self, space: str) -> EmbeddedVectors | None:
         """The store's vectors of `space` (see `_vector_matrix`); None when it has none."""
