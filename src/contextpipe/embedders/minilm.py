@@ -17,9 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
 from contextpipe import Embedder, Settings, hookimpl
 
 from ._files import (
@@ -32,6 +29,9 @@ from ._files import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from ._session import BertRunner
 
 NAME = "minilm"
