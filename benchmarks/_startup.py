@@ -11,13 +11,21 @@ alike; the baseline is measured in the same rounds):
 | `help` | `contextpipe --help` | 300 ms |
 | `version` | `contextpipe --version` | fast |
 | `query` | `contextpipe query "budget allocation strategy" --budget 1000` | 500 ms |
-| `query-cold` | the same with an empty tokenizer cache (the first query after an install) | - |
+| `query-keyword` | the same with `[embedding] enabled = false` | - |
+| `query-cold` | `query` with an empty cache folder | - |
+
+`query` runs with the default settings: the default mix, whose semantic strategies load
+the embedding model. `query-keyword` leaves the model out (the semantic strategies are
+skipped). `query-cold` is the first query after an install: the tokenizer's ranks and the
+model's optimised form are rebuilt.
 
 The query probes run in the folder of a project with a store (as `_corpus.build_store`
-writes one: `DIR/.contextpipe`), and only when one is given. Every command runs with
-`XDG_CACHE_HOME` set to a folder of the measurement's own, so the user's cache is neither
-used nor written: for `query` it is warmed by one query before the rounds, for `query-cold`
-it is a new empty folder each time.
+writes one: `DIR/.contextpipe`), and only when one is given. The model loads whether or not
+the store holds vectors of its space; the vector search itself runs only when it does
+(`strategies_run` says which strategies ran).
+Every command runs with `XDG_CACHE_HOME` set to a folder of the measurement's own, so the
+user's cache is neither used nor written: for `query` and `query-keyword` it is warmed by
+one query before the rounds, for `query-cold` it is a new empty folder each time.
 `CONTEXTPIPE_*` variables of the calling environment are left out, and so is
 `PYTHONDONTWRITEBYTECODE`: modules load from cached bytecode, as they do from an installed
 package (the warm-up run before the rounds writes it for an editable install).
@@ -25,6 +33,7 @@ package (the warm-up run before the rounds writes it for an editable install).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -39,6 +48,8 @@ from pathlib import Path
 BASELINE = "baseline"
 QUERY = "budget allocation strategy"
 QUERY_BUDGET = 1000
+#: The setting that leaves the embedding model out (`[embedding] enabled = false`).
+KEYWORD_ONLY = (("CONTEXTPIPE_EMBEDDING__ENABLED", "false"),)
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,8 @@ class Probe:
     argv: tuple[str, ...]
     target_ms: float | None = None
     cwd: Path | None = None
-    cold_cache: bool = False  # an empty tokenizer cache for every run
+    cold_cache: bool = False  # an empty cache folder for every run
+    env: tuple[tuple[str, str], ...] = ()  # set for this probe only
 
 
 def probes(project: Path | None) -> list[Probe]:
@@ -65,30 +77,58 @@ def probes(project: Path | None) -> list[Probe]:
     if project is not None:
         query = (command, "query", QUERY, "--budget", str(QUERY_BUDGET))
         found.append(Probe("query", query, 500, project))
+        found.append(Probe("query-keyword", query, None, project, env=KEYWORD_ONLY))
         found.append(Probe("query-cold", query, None, project, cold_cache=True))
     return found
 
 
-def _run(probe: Probe, env: dict[str, str], cache: Path) -> float:
-    """Milliseconds from spawn to exit of one run of `probe`."""
-    run_env = {**env, "XDG_CACHE_HOME": str(cache)}
+def _run(
+    probe: Probe, env: dict[str, str], cache: Path, extra: Sequence[str] = ()
+) -> tuple[float, bytes]:
+    """Milliseconds from spawn to exit of one run of `probe` (with `extra` arguments), and
+    what it printed.
+    """
+    run_env = {**env, **dict(probe.env), "XDG_CACHE_HOME": str(cache)}
     started = time.perf_counter()
     done = subprocess.run(
-        probe.argv, cwd=probe.cwd, env=run_env, capture_output=True, timeout=120, check=False
+        [*probe.argv, *extra],
+        cwd=probe.cwd,
+        env=run_env,
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     elapsed = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(probe.argv)} failed: {done.stderr.decode().strip()}")
-    return elapsed
+    return elapsed, done.stdout
 
 
-def measure(found: Sequence[Probe], rounds: int) -> dict[str, list[float]]:
-    """`rounds` runs of every probe, in rotation; milliseconds per probe name."""
-    env = {
+def _environment() -> dict[str, str]:
+    return {
         key: value
         for key, value in os.environ.items()
         if not key.startswith("CONTEXTPIPE_") and key != "PYTHONDONTWRITEBYTECODE"
     }
+
+
+def strategies_run(probe: Probe) -> str:
+    """Which strategies a query probe's request ran, and why the others did not: one run
+    with `--format json` (e.g. "relevance ok, semantic-embedding skipped (...)").
+    """
+    with tempfile.TemporaryDirectory(prefix="contextpipe-startup-") as folder:
+        _, printed = _run(probe, _environment(), Path(folder), ("--format", "json"))
+    reports = json.loads(printed)["strategies"]
+    return ", ".join(
+        f"{report['name']} {report['status']}"
+        + (f" ({report['reason']})" if report["status"] != "ok" else "")
+        for report in reports
+    )
+
+
+def measure(found: Sequence[Probe], rounds: int) -> dict[str, list[float]]:
+    """`rounds` runs of every probe, in rotation; milliseconds per probe name."""
+    env = _environment()
     samples: dict[str, list[float]] = {probe.name: [] for probe in found}
     with tempfile.TemporaryDirectory(prefix="contextpipe-startup-") as folder:
         warm = Path(folder) / "warm"
@@ -97,7 +137,7 @@ def measure(found: Sequence[Probe], rounds: int) -> dict[str, list[float]]:
         for _ in range(rounds):
             for probe in found:
                 cache = Path(tempfile.mkdtemp(dir=folder)) if probe.cold_cache else warm
-                samples[probe.name].append(_run(probe, env, cache))
+                samples[probe.name].append(_run(probe, env, cache)[0])
                 if probe.cold_cache:
                     shutil.rmtree(cache)
     return samples

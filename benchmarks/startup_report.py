@@ -6,6 +6,11 @@ installed in:
     python -m benchmarks.startup_report --store ~/.cache/cp/n100000   # and a query at 100k
     python -m benchmarks.startup_report --store DIR --rounds 20 --json startup.json
 
+The query probes run with the default settings (`query`: the default mix, the embedding
+model loaded) and with `[embedding] enabled = false` (`query-keyword`); after the table, the
+strategies each of them ran, so that a store without vectors of the default model (the
+semantic strategies skipped, the model loaded all the same) is seen for what it is.
+
 `--store DIR` is a project folder holding a store in `DIR/.contextpipe`, as the workdirs of
 `latency_report` and `fill_report` keep them (`WORKDIR/n100000`); when it holds none, a
 corpus of `--fragments` fragments (100k: about a minute) is generated and indexed there
@@ -25,7 +30,7 @@ from pathlib import Path
 import contextpipe
 
 from ._corpus import build_store
-from ._startup import BASELINE, measure, probes, summary
+from ._startup import BASELINE, measure, probes, strategies_run, summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{probe.name:<11} {median:>10.1f} {min(values):>8.1f} {median / baseline:>11.2f} "
             f"{target:>10}{verdict}"
         )
+    for probe in found:
+        if probe.cwd is not None and not probe.cold_cache:
+            print(f"\n{probe.name}: {strategies_run(probe)}")
     if args.json is not None:
         args.json.write_text(json.dumps(summary(samples), indent=2) + "\n", encoding="utf-8")
     return 0

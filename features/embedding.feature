@@ -48,3 +48,36 @@ Feature: Embeddings
       """
     When I run "contextpipe model install" in the project
     Then the command fails with one line: the path of config.toml, then "2: embedding.model: unknown embedder 'minilm-l12'; installed: minilm, wordllama"
+
+  Scenario: MiniLM read back from its cache gives the very vectors it gives built from its weights
+    Given an empty cache folder
+    When MiniLM loads and embeds the reference texts
+    Then it was built from its weights, and the cache now holds its model
+    When MiniLM loads again and embeds the reference texts
+    Then it was read from the cache
+    And both loads gave the same space and the same vectors, byte for byte, within 1e-4 of the reference
+
+  Scenario Outline: A damaged cache of MiniLM is ignored and written anew (<file> <damage>)
+    Given an empty cache folder
+    And MiniLM loaded once, so that the cache holds its model
+    When the cached "<file>" is <damage>
+    And MiniLM loads again and embeds the reference texts
+    Then it was built from its weights, and the cache now holds its model
+    And both loads gave the same space and the same vectors, byte for byte, within 1e-4 of the reference
+
+    Examples:
+      | file            | damage                                    |
+      | model.onnx.data | cut short                                 |
+      | model.onnx.data | overwritten with zeros                    |
+      | model.onnx.data | missing                                   |
+      | model.onnx      | overwritten with garbage, its stamp faked |
+      | stamp.json      | overwritten with garbage                  |
+      | weights record  | overwritten with garbage                  |
+
+  Scenario: Without a cache folder it can write, MiniLM loads from its weights every time
+    Given a cache folder that cannot be created
+    When MiniLM loads and embeds the reference texts
+    Then it was built from its weights
+    When MiniLM loads again and embeds the reference texts
+    Then it was built from its weights
+    And both loads gave the same space and the same vectors, byte for byte, within 1e-4 of the reference

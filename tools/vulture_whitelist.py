@@ -5,7 +5,7 @@ import contextpipe
 from contextpipe import cli
 from contextpipe.config import TokenizerSettings
 from contextpipe.config.schema import EmbeddingSettings
-from contextpipe.embedders import _bert, minilm, wordllama
+from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.embedding import Embedder
 from contextpipe.hookspecs import (
     contextpipe_embedders,
@@ -36,8 +36,11 @@ wordllama.WordLlamaEmbedder.embed
 # protobuf fields and session options, set on onnx and onnxruntime objects
 _bert.TensorProto.data_location
 _bert.helper.ModelProto.ir_version
-_bert.BertRunner.intra_op_num_threads
-_bert.BertRunner.inter_op_num_threads
+_session.BertRunner.intra_op_num_threads
+_session.BertRunner.inter_op_num_threads
+_session.BertRunner.graph_optimization_level
+_session.BertRunner.optimized_model_filepath
+_session.BertRunner._keep  # arrays kept alive for the session that reads their memory
 EmbeddingSettings.batch_size  # texts per batch of the indexer's embedding stage
 GraphView.neighbours  # read capabilities strategy plugins call (the store contract suite too)
 Timeline.recent

@@ -1,11 +1,13 @@
 """Steps for embedders: the contract of every installed one, MiniLM against reference
-vectors, a missing or damaged model, and choosing an embedder in config.toml.
+vectors, a missing or damaged model, MiniLM's model cache, and choosing an embedder in
+config.toml.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from safetensors.numpy import load_file, save_file
 from testkit import SAMPLE_FILES, run_contextpipe
 
 from contextpipe import Embedder, EmbedderError, EmbedderRegistry, Settings
+from contextpipe.embedders.minilm import MiniLMEmbedder
 
 REFERENCE = Path(__file__).parent.parent / "fixtures" / "minilm_reference.json"
 #: The module the MiniLM model package installs.
@@ -183,3 +186,113 @@ def command_fails(context: Context, words: str) -> None:
     assert len(lines) == 1, done.stderr
     expected = f"contextpipe: error: {context.project / 'config.toml'}:{words}"
     assert lines[0] == expected, lines[0]
+
+
+def _set_cache_home(context: Context, folder: Path) -> None:
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    context.add_cleanup(_restore_environ, "XDG_CACHE_HOME", saved)
+    context.model_cache = folder / "contextpipe" / "models" / "minilm"
+    context.loads = []
+
+
+def _restore_environ(name: str, saved: str | None) -> None:
+    if saved is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = saved
+
+
+@given("an empty cache folder")
+def empty_cache(context: Context) -> None:
+    _set_cache_home(context, context.tmp / "cache")
+
+
+@given("a cache folder that cannot be created")
+def unwritable_cache(context: Context) -> None:
+    blocker = context.tmp / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be\n", encoding="utf-8")
+    _set_cache_home(context, blocker / "cache")
+
+
+@given("MiniLM loaded once, so that the cache holds its model")
+@when("MiniLM loads and embeds the reference texts")
+@when("MiniLM loads again and embeds the reference texts")
+def minilm_loads(context: Context) -> None:
+    embedder = _embedder("minilm")
+    assert isinstance(embedder, MiniLMEmbedder), embedder
+    texts = json.loads(REFERENCE.read_text(encoding="utf-8"))["texts"]
+    vectors = embedder.embed(texts)
+    context.loads.append((embedder.loaded().cached, embedder.space, vectors))
+
+
+def _saved_model(context: Context) -> Path:
+    folders = [p for p in context.model_cache.iterdir() if p.is_dir()]
+    assert len(folders) == 1, f"saved models: {folders}"
+    names = sorted(p.name for p in folders[0].iterdir())
+    assert names == ["model.onnx", "model.onnx.data", "stamp.json"], names
+    return folders[0]
+
+
+@then("it was built from its weights, and the cache now holds its model")
+def built_and_saved(context: Context) -> None:
+    built_from_weights(context)
+    _saved_model(context)
+
+
+@then("it was built from its weights")
+def built_from_weights(context: Context) -> None:
+    cached, _, _ = context.loads[-1]
+    assert not cached, "it was read from the cache"
+
+
+@then("it was read from the cache")
+def read_from_cache(context: Context) -> None:
+    cached, _, _ = context.loads[-1]
+    assert cached, "it was built from its weights"
+
+
+@when('the cached "{file}" is {damage}')
+def damage_cache(context: Context, file: str, damage: str) -> None:
+    if file == "weights record":
+        (target,) = context.model_cache.glob("weights-*.json")
+    else:
+        target = _saved_model(context) / file
+    size = target.stat().st_size
+    if damage == "cut short":
+        with target.open("r+b") as out:
+            out.truncate(size // 2)
+    elif damage == "overwritten with zeros":  # in place, the same size
+        with target.open("r+b") as out:
+            out.write(bytes(size))
+    elif damage == "missing":
+        target.unlink()
+    elif damage.startswith("overwritten with garbage"):
+        target.write_bytes(b"not a model\n" * 100)
+    else:
+        raise AssertionError(damage)
+    if damage.endswith("its stamp faked"):  # damage the stamp cannot see
+        stamp_file = target.parent / "stamp.json"
+        stamp = json.loads(stamp_file.read_text(encoding="utf-8"))
+        found = target.stat()
+        stamp["files"][file] = [
+            found.st_size,
+            found.st_mtime_ns,
+            found.st_ctime_ns,
+            found.st_ino,
+            found.st_dev,
+        ]
+        stamp_file.write_text(json.dumps(stamp), encoding="utf-8")
+
+
+@then(
+    "both loads gave the same space and the same vectors, byte for byte,"
+    " within {most:g} of the reference"
+)
+def same_vectors(context: Context, most: float) -> None:
+    (_, first_space, first), (_, second_space, second) = context.loads
+    assert first_space == second_space, (first_space, second_space)
+    assert first.tobytes() == second.tobytes(), "the two loads gave other vectors"
+    theirs = np.array(json.loads(REFERENCE.read_text(encoding="utf-8"))["vectors"], np.float32)
+    worst = float(np.abs(second - theirs).max())
+    assert worst <= most, f"{worst:.2e} off the reference"

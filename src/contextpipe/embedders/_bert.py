@@ -1,32 +1,24 @@
-"""A BERT sentence encoder (embeddings, encoder layers, mean pooling) as an onnxruntime
-graph built from its safetensors weights with the `onnx` package: no torch, and nothing
-but the weights is read.
+"""A BERT sentence encoder (embeddings, encoder layers, mean pooling) as an ONNX graph
+built from its safetensors weights with the `onnx` package: no torch, and nothing but the
+weights is read. `_session` runs it.
 
 Rules:
 
 - The weights are checked against the architecture before anything is built: a missing
   tensor or one of another shape or type is a `ValueError` saying which.
-- Each text runs alone, on a session of one intra-op thread, with no padding: a text's
-  vector is a function of that text only (onnxruntime's kernels round differently for
-  other batch shapes), and two texts run at once on two threads.
 - The graph computes what sentence-transformers computes (GELU with erf, LayerNorm eps
-  1e-12, the mean over every token); rows are L2-normalised afterwards in float32.
+  1e-12, the mean over every token) for one text, unpadded.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from onnx import TensorProto, helper, numpy_helper
-
-Vectors = npt.NDArray[np.float32]
 
 #: The operator set the graph is written in (LayerNormalization needs 17).
 _OPSET = 17
@@ -197,39 +189,3 @@ def bert_model(weights: Mapping[str, npt.NDArray[np.float32]], shape: BertShape)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)])
     model.ir_version = 8  # the onnxruntime wheels read it
     return BertModel(model.SerializeToString(), g.external)
-
-
-class BertRunner:
-    """Runs the graph over texts, one text per call, on up to two threads at once."""
-
-    def __init__(self, model: BertModel) -> None:
-        runtime: Any = import_module("onnxruntime")
-        options: Any = runtime.SessionOptions()
-        options.intra_op_num_threads = 1  # one text per call: parallel over texts instead
-        options.inter_op_num_threads = 1
-        # The session reads the arrays' memory: they live as long as it does.
-        self._weights: list[object] = [
-            runtime.OrtValue.ortvalue_from_numpy(array) for array in model.external.values()
-        ]
-        options.add_external_initializers(list(model.external), self._weights)
-        # onnxruntime ships no types: what `run` returns is made an array below.
-        self._session: Any = runtime.InferenceSession(
-            model.graph, options, providers=["CPUExecutionProvider"]
-        )
-        workers = max(1, min(2, len(os.sched_getaffinity(0))))
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="contextpipe-embed")
-
-    def pooled(self, token_ids: Sequence[Sequence[int]], dimension: int) -> Vectors:
-        """The mean-pooled output of each sequence of token ids, L2-normalised: shape
-        `(len(token_ids), dimension)`.
-        """
-        if not token_ids:
-            return np.zeros((0, dimension), np.float32)
-        pooled = np.stack(list(self._pool.map(self._one, token_ids)))
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
-
-    def _one(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        feed = {"input_ids": np.asarray(ids, dtype=np.int64).reshape(1, -1)}
-        outputs: Sequence[object] = self._session.run(["pooled"], feed)
-        return np.asarray(outputs[0], dtype=np.float32)[0]

