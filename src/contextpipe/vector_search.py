@@ -80,14 +80,14 @@ def with_vectors(backends: Backends, store: Store, embedder: Embedder) -> Backen
     if not backends.available():
         return backends  # nothing indexed yet: the planner says so
     try:
+        index = store.vector_index(embedder.space)
+        if index is None:  # the model is not loaded for nothing
+            return without_vectors(
+                backends,
+                f"the store has no vectors of embedder {embedder.name!r} yet; `contextpipe"
+                " index PATH` (or `Pipeline.embed()`) computes them",
+            )
         embedder.load()
     except EmbedderError as exc:
         return without_vectors(backends, str(exc))
-    index = store.vector_index(embedder.space)
-    if index is None:
-        return without_vectors(
-            backends,
-            f"the store has no vectors of embedder {embedder.name!r} yet; `contextpipe index"
-            " PATH` (or `Pipeline.embed()`) computes them",
-        )
     return replace(backends, vectors=QueryVectors(embedder, index))
