@@ -242,8 +242,9 @@ def _full_text_and_vectors(store: Path) -> tuple[list[int], list[str], NDArray[n
 MIX = ("simple-keyword", "semantic-embedding", "relevance")
 
 
-#: How long the warm-up may take: the first request after embedding builds the vector
-#: matrix, which at 100k takes longer than a strategy's deadline.
+#: How long the warm-up may take: the first requests after embedding build or map the
+#: vector matrix (and index), which at 100k on a busy machine may take longer than a
+#: strategy's deadline. A mix that never runs whole fails the benchmark.
 WARM_UP_SECONDS = 600
 
 
