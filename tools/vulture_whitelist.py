@@ -14,7 +14,7 @@ from contextpipe.hookspecs import (
 )
 from contextpipe.models import AssembledContext, ContextRequest, StrategyReport
 from contextpipe.storage import GraphView, Timeline
-from contextpipe.store import embedded
+from contextpipe.store import _vector_ann, embedded
 
 TokenizerSettings._known  # pydantic field validator
 ContextRequest._query_not_blank  # pydantic field validator
@@ -41,6 +41,9 @@ _session.BertRunner.inter_op_num_threads
 _session.BertRunner.graph_optimization_level
 _session.BertRunner.optimized_model_filepath
 _session.BertRunner._keep  # arrays kept alive for the session that reads their memory
+# faiss index parameters, set on the SWIG objects faiss reads
+_vector_ann.ApproximateIndex.max_points_per_centroid
+_vector_ann.ApproximateIndex.nprobe
 EmbeddingSettings.batch_size  # texts per batch of the indexer's embedding stage
 GraphView.neighbours  # read capabilities strategy plugins call (the store contract suite too)
 Timeline.recent
