@@ -81,7 +81,7 @@ def with_vectors(backends: Backends, store: Store, embedder: Embedder) -> Backen
         return backends  # nothing indexed yet: the planner says so
     try:
         index = store.vector_index(embedder.space)
-        if index is None:  # the model is not loaded for nothing
+        if index is None:  # an embedder whose space is cheap to tell is not loaded for it
             return without_vectors(
                 backends,
                 f"the store has no vectors of embedder {embedder.name!r} yet; `contextpipe"
