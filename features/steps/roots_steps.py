@@ -117,49 +117,51 @@ def no_folder_skipped(context: Context) -> None:
     assert not index_summary(context).skipped_folders, index_summary(context).skipped_folders
 
 
-@given("the store is turned back into layout 6, as the previous version wrote it")
-def layout_6(context: Context) -> None:
-    """Layout 6 had no index of full-text fragments by content hash."""
+def _rewrite_store(context: Context, script: str) -> None:
+    """Close the pipeline and run `script` on its store, as an older version would have
+    written it.
+    """
     database = pipeline(context).store.database
     context.pipeline.close()
     context.pipeline = None
     with closing(sqlite3.connect(database)) as connection:
-        connection.executescript(
-            """
+        connection.executescript(script)
+
+
+@given("the store is turned back into layout 6, as the previous version wrote it")
+def layout_6(context: Context) -> None:
+    """Layout 6 had no index of full-text fragments by content hash."""
+    _rewrite_store(
+        context,
+        """
             DROP INDEX fragments_by_hash;
             UPDATE meta SET value = '6' WHERE key = 'schema_version';
-            """
-        )
+            """,
+    )
 
 
 @given("the store is turned back into layout 5, as the previous version wrote it")
 def layout_5(context: Context) -> None:
     """Layout 5 had no keyword index beside its FTS5 table."""
     layout_6(context)
-    database = pipeline(context).store.database
-    context.pipeline.close()
-    context.pipeline = None
-    with closing(sqlite3.connect(database)) as connection:
-        connection.executescript(
-            """
+    _rewrite_store(
+        context,
+        """
             DROP TABLE text_terms; DROP TABLE text_snapshot; DROP TABLE text_postings;
             DROP TABLE text_segments; DROP TABLE text_removed;
             DELETE FROM meta WHERE key IN ('text_floor', 'text_snapshot');
             UPDATE meta SET value = '5' WHERE key = 'schema_version';
-            """
-        )
+            """,
+    )
 
 
 @given("the store is turned back into layout 4, as the previous version wrote it")
 def layout_4(context: Context) -> None:
     """Layout 4 wrote skip reasons into `sha256` and edge targets as `form:name|name`."""
     layout_5(context)
-    database = pipeline(context).store.database
-    context.pipeline.close()
-    context.pipeline = None
-    with closing(sqlite3.connect(database)) as connection:
-        connection.executescript(
-            """
+    _rewrite_store(
+        context,
+        """
             UPDATE files SET sha256 = 'skipped:too-large' WHERE skipped = 'too-large';
             UPDATE files SET sha256 = 'skipped:binary:' || sha256 WHERE skipped = 'binary';
             ALTER TABLE files DROP COLUMN skipped;
@@ -176,22 +178,20 @@ def layout_4(context: Context) -> None:
             ALTER TABLE edges_4 RENAME TO edges;
             CREATE INDEX edges_by_path ON edges(path);
             UPDATE meta SET value = '4' WHERE key = 'schema_version';
-            """
-        )
+            """,
+    )
 
 
 @given("the store is turned back into layout 3, as the previous version wrote it")
 def layout_3(context: Context) -> None:
     """Layout 3 had no per-file tokenizer: one `tokenizer` entry in meta held it."""
     layout_4(context)
-    with closing(sqlite3.connect(pipeline(context).store.database)) as connection:
-        context.pipeline.close()
-        context.pipeline = None
-        connection.executescript(
-            """
+    _rewrite_store(
+        context,
+        """
             ALTER TABLE files DROP COLUMN tokenizer;
             DELETE FROM meta WHERE key <> 'schema_version';
             UPDATE meta SET value = '3' WHERE key = 'schema_version';
             INSERT INTO meta(key, value) VALUES ('tokenizer', 'o200k_base');
-            """
-        )
+            """,
+    )
