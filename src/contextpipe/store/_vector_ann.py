@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..logs import logger
-from ._vectors import APPROXIMATE_NAME
+from ._vectors import APPROXIMATE_NAME, stored_vectors
 
 if TYPE_CHECKING:
     from ._vectors import Host
@@ -236,14 +236,7 @@ def refresh(host: Host, space: str) -> None:
 
 def _vectors_of(host: Host, hashes: Sequence[str]) -> NDArray[np.float32]:
     """The stored vectors of `hashes`, in that order, as one matrix."""
-    blobs: dict[str, bytes] = {}
-    for start in range(0, len(hashes), 500):
-        chunk = hashes[start : start + 500]
-        rows = host.rows(
-            f"SELECT hash, vector FROM v.vectors WHERE hash IN ({', '.join('?' * len(chunk))})",
-            chunk,
-        )
-        blobs.update((str(digest), bytes(blob)) for digest, blob in rows)
+    blobs = stored_vectors(host, hashes)
     if len(blobs) != len(hashes):
         raise RuntimeError("the vectors changed while the approximate index was brought up")
     return np.frombuffer(b"".join(blobs[digest] for digest in hashes), dtype=np.float32).reshape(

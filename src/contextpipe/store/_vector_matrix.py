@@ -38,7 +38,14 @@ from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ..storage import VectorCoverage, VectorHit
 from . import _vector_ann
-from ._vectors import FULL_TEXT, MATRIX_STATE_NAME, Host, counted_coverage, coverage
+from ._vectors import (
+    FULL_TEXT,
+    MATRIX_STATE_NAME,
+    Host,
+    counted_coverage,
+    coverage,
+    stored_vectors,
+)
 
 _MATRIX_NAME = "vectors.matrix.npy"
 _ROWS_NAME = "vectors.rows.npy"
@@ -248,15 +255,9 @@ class EmbeddedVectors:
     ) -> list[float | None]:
         """Each fragment's similarity to `vector`; None for one without a vector."""
         wanted = sorted({fragment.content_hash for fragment in fragments})
-        found: dict[str, float] = {}
         query = np.asarray(vector, dtype=np.float32)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            rows = self._host.rows(
-                "SELECT hash, vector FROM v.vectors WHERE hash IN"
-                f" ({', '.join('?' for _ in chunk)})",
-                chunk,
-            )
-            for digest, blob in rows:
-                found[str(digest)] = float(np.frombuffer(blob, dtype=np.float32) @ query)
+        found = {
+            digest: float(np.frombuffer(blob, dtype=np.float32) @ query)
+            for digest, blob in stored_vectors(self._host, wanted).items()
+        }
         return [found.get(fragment.content_hash) for fragment in fragments]

@@ -179,6 +179,19 @@ def _bump(connection: sqlite3.Connection) -> None:
     )
 
 
+def stored_vectors(host: Host, hashes: Sequence[str]) -> dict[str, bytes]:
+    """The stored vector (float32 bytes) of each of `hashes` that has one."""
+    found: dict[str, bytes] = {}
+    for start in range(0, len(hashes), 500):  # well under SQLite's limit of parameters
+        chunk = hashes[start : start + 500]
+        rows = host.rows(
+            f"SELECT hash, vector FROM v.vectors WHERE hash IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        )
+        found.update((str(digest), bytes(blob)) for digest, blob in rows)
+    return found
+
+
 def counted_coverage(host: Host, state: tuple[int, int]) -> VectorCoverage | None:
     """The coverage a writer counted at `state` (index and vectors generations), if any."""
     rows = host.rows("SELECT value FROM v.meta WHERE key = 'coverage'")
