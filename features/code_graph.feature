@@ -467,3 +467,46 @@ Feature: The UKO graph connects code and documents with typed edges
       | to                      |
       | uko://code/decoder.py   |
       | uko://code/scanner.py   |
+
+  Scenario: The counts agree with the graph when a file declares one edge many times
+    Given a file "tree/__init__.py" containing:
+      """
+      """
+    And a file "tree/walk.py" containing:
+      """
+      import tree.visit
+      from tree import visit
+      from tree.visit import visit_node
+
+
+      def walk(node):
+          walk(node.left)
+          walk(node.right)
+          visit_node(node)
+          return visit_node(node)
+      """
+    And a file "tree/visit.py" containing:
+      """
+      def visit_node(node):
+          return node
+      """
+    When I index the project
+    Then the imports edges from "uko://code/tree/walk.py" go to:
+      | to                         |
+      | uko://code/tree/visit.py   |
+    And the calls edges from "uko://code/tree/walk.py#walk" go to:
+      | to                                  |
+      | uko://code/tree/visit.py#visit_node |
+    And the graph counts the nodes and edges it holds
+
+  Scenario: A store of the previous layout is upgraded in place and holds the same graph
+    Given the project is indexed
+    And the graph's edges and counts are noted
+    And the store is turned back into layout 7, as the previous version wrote it
+    When I ask for "order" within 400 tokens
+    Then the assembly fails with StoreError saying "index has layout 7, this contextpipe reads 8; run `contextpipe index PATH` to upgrade or rebuild it"
+    When I index the project
+    Then the index summary counts:
+      | what            | count |
+      | files indexed   | 0     |
+    And the graph's edges and counts are the ones noted

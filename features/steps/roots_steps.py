@@ -128,9 +128,36 @@ def _rewrite_store(context: Context, script: str) -> None:
         connection.executescript(script)
 
 
+@given("the store is turned back into layout 7, as the previous version wrote it")
+def layout_7(context: Context) -> None:
+    """Layout 7 kept one row per declared edge, not one per file, type and target."""
+    _rewrite_store(
+        context,
+        """
+            CREATE TABLE edges_7 (source TEXT NOT NULL, type TEXT NOT NULL, form TEXT NOT NULL,
+                target TEXT NOT NULL, near TEXT NOT NULL,
+                path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE);
+            WITH RECURSIVE split(source, rest, type, form, target, near, path) AS (
+                SELECT '', sources || char(31), type, form, target, near, path FROM edges
+                UNION ALL
+                SELECT substr(rest, 1, instr(rest, char(31)) - 1),
+                    substr(rest, instr(rest, char(31)) + 1), type, form, target, near, path
+                FROM split WHERE rest <> ''
+            )
+            INSERT INTO edges_7 SELECT source, type, form, target, near, path FROM split
+                WHERE source <> '';
+            DROP TABLE edges;
+            ALTER TABLE edges_7 RENAME TO edges;
+            CREATE INDEX edges_by_path ON edges(path);
+            UPDATE meta SET value = '7' WHERE key = 'schema_version';
+            """,
+    )
+
+
 @given("the store is turned back into layout 6, as the previous version wrote it")
 def layout_6(context: Context) -> None:
     """Layout 6 had no index of full-text fragments by content hash."""
+    layout_7(context)
     _rewrite_store(
         context,
         """

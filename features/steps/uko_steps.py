@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from behave import step, then
+from behave import given, step, then
 from behave.runner import Context
 from testkit import index_summary, pipeline
 
@@ -192,6 +192,23 @@ def graph_counts_edges(context: Context) -> None:
     stats = _stats(context)
     expected = {row["type"]: int(row["count"]) for row in context.table}
     assert stats.edges == expected, stats.edges
+
+
+@then("the graph counts the nodes and edges it holds")
+def graph_counts_what_it_holds(context: Context) -> None:
+    _stats(context)
+
+
+@given("the graph's edges and counts are noted")
+def note_graph(context: Context) -> None:
+    context.noted_graph = (_edges(context), _stats(context))
+
+
+@then("the graph's edges and counts are the ones noted")
+def graph_as_noted(context: Context) -> None:
+    edges, stats = context.noted_graph
+    assert _edges(context) == edges, f"lost: {edges - _edges(context)}"
+    assert _stats(context) == stats, (_stats(context), stats)
 
 
 @then('the neighbourhood of "{uri}" within {hops:d} hop is:')

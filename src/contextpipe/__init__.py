@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .registry import EmbedderRegistry, PluginInfo, RegisteredStrategy
     from .storage import (
         Backends,
+        DeclaredEdges,
         Direction,
         EdgeRecord,
         EdgeTarget,
@@ -119,6 +120,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
     "storage": (
         "Backends",
+        "DeclaredEdges",
         "Direction",
         "EdgeRecord",
         "EdgeTarget",
@@ -181,6 +183,7 @@ __all__ = [
     "ContextRequest",
     "ContextStrategy",
     "ContextpipeError",
+    "DeclaredEdges",
     "Direction",
     "DroppedFragment",
     "DroppedList",

@@ -3,7 +3,8 @@ backend can offer as its `GraphView`.
 
 Edges are stored as their source file declared them (an import of `json.decoder`, a call
 of `loads`), and resolved here, so re-indexing one file never requires re-reading another.
-Resolution is best-effort and by name:
+A store reads them back as `DeclaredEdges`, one group per file, type and target, and each
+group is resolved once. Resolution is best-effort and by name:
 
 - `contains`: parent to child within a file; repository to directories to files.
 - `imports`: Python modules by dotted name (the longest path suffix that matches) or
@@ -30,8 +31,8 @@ from typing import TYPE_CHECKING
 
 from ._bulk import collector_paused
 from .storage import (
+    DeclaredEdges,
     Direction,
-    EdgeRecord,
     EdgeTarget,
     GraphEdge,
     GraphNode,
@@ -72,8 +73,6 @@ class _Resolver:
             for start in range(len(parts)):
                 self.by_suffix["/".join(parts[start:])].append(path)
         self.imported: defaultdict[str, set[str]] = defaultdict(set)
-        # Answers of `symbol`, once `imported` is complete: a file calls the same names often.
-        self._symbols: dict[tuple[str, str], str | None] = {}
 
     def file(self, target: EdgeTarget) -> str | None:
         """The path of the indexed file an import or link target names, if there is one."""
@@ -114,12 +113,7 @@ class _Resolver:
         return found[0] if found else None
 
     def symbol(self, name: str, source_path: str) -> str | None:
-        key = (name, source_path)
-        if key not in self._symbols:
-            self._symbols[key] = self._symbol(name, source_path)
-        return self._symbols[key]
-
-    def _symbol(self, name: str, source_path: str) -> str | None:
+        """The definition a name used in this file means, once `imported` is complete."""
         by_path = self.by_name.get(name)
         if not by_path:
             return None
@@ -162,18 +156,17 @@ def _containment(resolver: _Resolver) -> Iterator[tuple[str, str, str | None]]:
 
 
 def _resolved(
-    resolver: _Resolver, declared: Sequence[EdgeRecord], is_node: Callable[[str], bool]
-) -> Iterator[tuple[str, str, str]]:
-    """Declared edges resolved to (source, type, target) between nodes (see the module
-    docstring); edges that resolve to nothing or to their own source are left out.
+    resolver: _Resolver, declared: Sequence[DeclaredEdges], is_node: Callable[[str], bool]
+) -> Iterator[tuple[str, str, str, list[str]]]:
+    """Declared edges resolved to (path, type, target, sources) between nodes (see the
+    module docstring), one target at a time; sources that are no node or the target itself
+    are left out, and so are targets that resolve to nothing.
     """
     # Imports first: name resolution prefers definitions in the files a file imports.
     for _, kind, target, path in declared:
         if kind == "imports" and (found := resolver.file(target)):
             resolver.imported[path].add(found)
-    for source, kind, (form, names, near), path in declared:
-        if not is_node(source):
-            continue
+    for sources, kind, (form, names, near), path in declared:
         resolved: str | None
         if form is TargetForm.NODE:
             resolved = names[0] if is_node(names[0]) else None
@@ -182,13 +175,15 @@ def _resolved(
         else:
             found = resolver.file(EdgeTarget(form, names, near))
             resolved = resolver.file_root.get(found) if found else None
-        if resolved is not None and resolved != source:
-            yield source, kind, resolved
+        if resolved is not None:
+            kept = [source for source in sources if source != resolved and is_node(source)]
+            if kept:
+                yield path, kind, resolved, kept
 
 
 #: What a store hands the graph to resolve: every node and every declared edge, read in
 #: one state of the store.
-GraphSource = Callable[[], tuple[list[NodeRecord], list[EdgeRecord]]]
+GraphSource = Callable[[], tuple[list[NodeRecord], list[DeclaredEdges]]]
 
 
 class ResolvedGraph:
@@ -209,21 +204,15 @@ class ResolvedGraph:
         self._keep_stats = keep_stats
 
     @cached_property
-    def _records(self) -> tuple[list[NodeRecord], list[EdgeRecord]]:
-        with collector_paused():
-            return self._read()
-
-    @cached_property
     def networkx(self) -> nx.MultiDiGraph[str]:
         """The whole resolved graph as a networkx graph (nodes carry kind, name, path and
         lines; edges are keyed by type).
         """
-        nodes, declared = self._records
         with collector_paused():
-            return self._build(nodes, declared)
+            return self._build(*self._read())
 
     @staticmethod
-    def _build(nodes: list[NodeRecord], declared: list[EdgeRecord]) -> nx.MultiDiGraph[str]:
+    def _build(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> nx.MultiDiGraph[str]:
         import networkx as nx  # seconds of import for commands that never walk it
 
         graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
@@ -242,8 +231,9 @@ class ResolvedGraph:
             if folder is not None:
                 graph.add_node(child, kind="directory", name=folder, path=folder)
             graph.add_edge(parent, child, key="contains", type="contains")
-        for source, kind, target in _resolved(resolver, declared, graph.__contains__):
-            graph.add_edge(source, target, key=kind, type=kind)
+        for _, kind, target, sources in _resolved(resolver, declared, graph.__contains__):
+            for source in sources:
+                graph.add_edge(source, target, key=kind, type=kind)
         return graph
 
     def stats(self) -> GraphStats:
@@ -251,9 +241,10 @@ class ResolvedGraph:
         without building it.
         """
         if self._stats is None:
-            records = self._records
+            # The records are dropped right after: left to the collector, the first
+            # collection would walk them all.
             with collector_paused():
-                self._stats = _count(*records)
+                self._stats = _count(*self._read())
             if self._keep_stats is not None:
                 self._keep_stats(self._stats)
         return self._stats
@@ -326,18 +317,29 @@ class ResolvedGraph:
         return nx.pagerank(graph, alpha=damping, personalization=known)
 
 
-def _count(nodes: list[NodeRecord], declared: list[EdgeRecord]) -> GraphStats:
+def _count(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> GraphStats:
     resolver = _Resolver(nodes)
     kinds = Counter(node.kind for node in nodes)
     kinds["repository"] += 1
     uris = {node.uri for node in nodes}
     uris.add(_REPOSITORY)
-    edges: set[tuple[str, str, str]] = set()
-    for parent, child, folder in _containment(resolver):
+    types: Counter[str] = Counter()
+    # Containment runs from the repository and the folders, which no file declares edges from.
+    for _, child, folder in _containment(resolver):
         if folder is not None:
             kinds["directory"] += 1
             uris.add(child)
-        edges.add((parent, "contains", child))
-    edges.update(_resolved(resolver, declared, uris.__contains__))
-    types = Counter(kind for _, kind, _ in edges)
+        types["contains"] += 1
+    # A file's edges of one type to one target come as one group of distinct sources,
+    # unless two of its targets resolve alike (`import a.b` and `from a import b`).
+    counted: dict[tuple[str, str, str], Collection[str]] = {}
+    for path, kind, target, sources in _resolved(resolver, declared, uris.__contains__):
+        earlier = counted.get(key := (path, kind, target))
+        if earlier is None:
+            counted[key] = sources
+            types[kind] += len(sources)
+        else:
+            merged = {*earlier, *sources}
+            types[kind] += len(merged) - len(earlier)
+            counted[key] = merged
     return GraphStats(dict(sorted(kinds.items())), dict(sorted(types.items())))

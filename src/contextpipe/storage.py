@@ -116,6 +116,18 @@ class EdgeRecord(NamedTuple):
     path: str
 
 
+class DeclaredEdges(NamedTuple):
+    """The edges of one type that one file declares to one target, from its distinct
+    `sources`, as a store reads them back for the graph to resolve: the target is resolved
+    once for all of them (a large file calls the same name hundreds of times).
+    """
+
+    sources: tuple[str, ...]
+    type: str
+    target: EdgeTarget
+    path: str
+
+
 # -- the resolved graph ------------------------------------------------------------------
 
 

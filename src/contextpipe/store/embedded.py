@@ -33,6 +33,7 @@ from ..logs import logger
 from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
 from ..storage import (
     Backends,
+    DeclaredEdges,
     EdgeRecord,
     EdgeTarget,
     GraphStats,
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
@@ -100,7 +101,7 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_by_path ON nodes(path);
 CREATE TABLE IF NOT EXISTS edges (
-    source TEXT NOT NULL,
+    sources TEXT NOT NULL,
     type TEXT NOT NULL,
     form TEXT NOT NULL,
     target TEXT NOT NULL,
@@ -169,6 +170,20 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     # Layout 6 could not find a full-text fragment by its content hash (what a vector
     # found by the approximate index names) without reading them all.
     "6": ("CREATE INDEX fragments_by_hash ON fragments(content_hash) WHERE depth = 9",),
+    # Layout 7 kept one row per declared edge: the graph resolved a name once per call.
+    "7": (
+        "CREATE TABLE edges_8 (sources TEXT NOT NULL, type TEXT NOT NULL, form TEXT NOT NULL,"
+        " target TEXT NOT NULL, near TEXT NOT NULL,"
+        " path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE)",
+        "INSERT INTO edges_8(sources, type, form, target, near, path)"
+        " SELECT group_concat(source, char(31)), type, form, target, near, path"
+        " FROM (SELECT DISTINCT path, type, form, target, near, source FROM edges"
+        "   ORDER BY path, type, form, target, near, source)"
+        " GROUP BY path, type, form, target, near",
+        "DROP TABLE edges",
+        "ALTER TABLE edges_8 RENAME TO edges",
+        "CREATE INDEX edges_by_path ON edges(path)",
+    ),
 }
 
 _FRAGMENT_COLUMNS = (
@@ -178,6 +193,9 @@ _FRAGMENT_COLUMNS = (
 
 #: An edge target's alternative names, one per line in the `target` column.
 _NAMES_SEPARATOR = "\n"
+#: The sources of a row of `edges`, sorted, between unit separators (a URI holds a path,
+#: and a path may hold a line break).
+_SOURCES_SEPARATOR = "\x1f"
 _FORMS = {form.value: form for form in TargetForm}
 
 
@@ -592,23 +610,25 @@ class EmbeddedStore:
         )
         return [NodeRecord._make(row) for row in rows]
 
-    def edges(self) -> list[EdgeRecord]:
-        """Every declared edge, in no particular order."""
-        rows = self._query("SELECT source, type, form, target, near, path FROM edges")
+    def edges(self) -> list[DeclaredEdges]:
+        """Every declared edge, grouped by file, type and target, in no particular order."""
+        rows = self._query("SELECT sources, type, form, target, near, path FROM edges")
         # A large store holds hundreds of thousands: look forms up rather than parse them.
-        forms, separator = _FORMS, _NAMES_SEPARATOR
+        forms, names_separator, sources_separator = _FORMS, _NAMES_SEPARATOR, _SOURCES_SEPARATOR
         return [
-            EdgeRecord(
-                source,
+            DeclaredEdges(
+                tuple(sources.split(sources_separator)),
                 kind,
                 EdgeTarget(
                     forms[form],
-                    tuple(target.split(separator)) if separator in target else (target,),
+                    tuple(target.split(names_separator))
+                    if names_separator in target
+                    else (target,),
                     near,
                 ),
                 path,
             )
-            for source, kind, form, target, near, path in rows
+            for sources, kind, form, target, near, path in rows
         ]
 
     def stats(self) -> StoreStats:
@@ -643,7 +663,7 @@ class EmbeddedStore:
             known = GraphStats(**json.loads(kept)) if kept is not None else None
             read_at = [generation]
 
-            def read() -> tuple[list[NodeRecord], list[EdgeRecord]]:
+            def read() -> tuple[list[NodeRecord], list[DeclaredEdges]]:
                 with self.snapshot():
                     read_at[0] = self.generation()  # what the counts will describe
                     return self.nodes(), self.edges()
@@ -785,11 +805,21 @@ class StoreWriter:
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(n.uri, n.kind, n.name, n.path, n.start_line, n.end_line, n.parent) for n in nodes],
         )
+        declared: dict[tuple[str, TargetForm, tuple[str, ...], str], set[str]] = {}
+        for source, kind, (form, names, near), _ in edges:
+            declared.setdefault((kind, form, names, near), set()).add(source)
         many(
-            "INSERT INTO edges(source, type, form, target, near, path) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO edges(sources, type, form, target, near, path) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (source, kind, form.value, _NAMES_SEPARATOR.join(names), near, path)
-                for source, kind, (form, names, near), path in edges
+                (
+                    _SOURCES_SEPARATOR.join(sorted(sources)),
+                    kind,
+                    form.value,
+                    _NAMES_SEPARATOR.join(names),
+                    near,
+                    path,
+                )
+                for (kind, form, names, near), sources in declared.items()
             ],
         )
         # Row ids are assigned here so that fragments and their full-text rows can be
