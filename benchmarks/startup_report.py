@@ -7,9 +7,10 @@ installed in:
     python -m benchmarks.startup_report --store DIR --rounds 20 --json startup.json
 
 The query probes run with the default settings (`query`: the default mix, the embedding
-model loaded) and with `[embedding] enabled = false` (`query-keyword`); after the table, the
-strategies each of them ran, so that a store without vectors of the default model (the
-semantic strategies skipped, the model loaded all the same) is seen for what it is.
+model loaded when the store holds vectors of it) and with `[embedding] enabled = false`
+(`query-keyword`); after the table, the strategies each of them ran, so that a store
+without vectors of the default model (the semantic strategies skipped, no model loaded) is
+seen for what it is.
 
 `--store DIR` is a project folder holding a store in `DIR/.contextpipe`, as the workdirs of
 `latency_report` and `fill_report` keep them (`WORKDIR/n100000`); when it holds none, a
