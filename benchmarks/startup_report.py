@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.store is not None:
         print(f"store: {args.store.resolve()}")
     baseline = statistics.median(samples[BASELINE])
-    print(f"\n{'probe':<11} {'median ms':>10} {'min ms':>8} {'x baseline':>11} {'target ms':>10}")
+    print(f"\n{'probe':<13} {'median ms':>10} {'min ms':>8} {'x baseline':>11} {'target ms':>10}")
     for probe in found:
         values = samples[probe.name]
         median = statistics.median(values)
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if probe.target_ms is not None:
             verdict = "  ok" if median <= probe.target_ms else "  over"
         print(
-            f"{probe.name:<11} {median:>10.1f} {min(values):>8.1f} {median / baseline:>11.2f} "
+            f"{probe.name:<13} {median:>10.1f} {min(values):>8.1f} {median / baseline:>11.2f} "
             f"{target:>10}{verdict}"
         )
     for probe in found:
