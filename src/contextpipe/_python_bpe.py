@@ -19,8 +19,8 @@ the encoder, with tiktoken's own algorithm:
   tokens, read from the rank cache in about 35 ms.
 
 Counts of pieces are remembered per counter: code repeats its identifiers. Python counts
-about three times slower than tiktoken, so `tokenizers` hands bulk counting (indexing) to
-the encoder once a process has counted `PYTHON_CHARS` characters this way.
+about three times slower than tiktoken, so a counter declines (and `tokenizers` hands bulk
+counting, as in indexing, to the encoder) once it has counted `PYTHON_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -38,11 +38,6 @@ LATIN1_BYTES = frozenset([*range(0x80), *range(0x80, 0xC0), 0xC2, 0xC3])
 _BEYOND_LATIN1 = re.compile("[^\x00-\xff]")
 
 
-def is_latin1(text: str) -> bool:
-    """Whether every character of `text` is at most U+00FF."""
-    return text.isascii() or _BEYOND_LATIN1.search(text) is None
-
-
 def latin1_ranks(ranks: dict[bytes, int]) -> dict[bytes, int]:
     """The ranks of the tokens made only of `LATIN1_BYTES`."""
     return {token: rank for token, rank in ranks.items() if LATIN1_BYTES.issuperset(token)}
@@ -55,9 +50,17 @@ class Latin1Counter:
         self._pieces = regex.compile(pattern)
         self._ranks = ranks
         self._memo: dict[str, int] = {}  # bounded: at most PYTHON_CHARS characters pass here
+        self._counted = 0  # characters so far (a race between threads only shifts the end)
 
-    def count(self, text: str) -> int:
-        """Tokens of `text`, which must be Latin-1 (`is_latin1`)."""
+    def count(self, text: str) -> int | None:
+        """Tokens of `text`; None when it holds a character beyond U+00FF, or when this
+        counter has counted `PYTHON_CHARS` characters already.
+        """
+        if self._counted >= PYTHON_CHARS or not (
+            text.isascii() or _BEYOND_LATIN1.search(text) is None
+        ):
+            return None
+        self._counted += len(text)
         memo = self._memo
         total = 0
         for piece in self._pieces.findall(text):

@@ -31,12 +31,13 @@ from concurrent.futures import Future
 from importlib import resources
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from ._python_bpe import PYTHON_CHARS, Latin1Counter, is_latin1, latin1_ranks
 from ._rank_cache import read_ranks, write_ranks
 from .errors import TokenizerError
 
 if TYPE_CHECKING:
     import tiktoken
+
+    from ._python_bpe import Latin1Counter
 
 
 class Tokenizer(Protocol):
@@ -135,6 +136,8 @@ def _load_ranks(name: str, *, latin1_only: bool) -> dict[bytes, int]:
         write_ranks(name, source_sha256, ranks)
     if not latin1_only:
         return ranks
+    from ._python_bpe import latin1_ranks
+
     subset = latin1_ranks(ranks)
     write_ranks(latin1_entry, source_sha256, subset)
     return subset
@@ -170,10 +173,11 @@ class TiktokenTokenizer:
     """
 
     def __init__(self, name: str) -> None:
+        from ._python_bpe import Latin1Counter  # the pattern engine, with the tokenizer
+
         self._name = name
         ranks = _load_ranks(name, latin1_only=True)
-        self._python = Latin1Counter(_ENCODINGS[name].pattern, ranks)
-        self._python_chars = 0  # counted by `_python` so far (a race only shifts the hand-over)
+        self._python: Latin1Counter = Latin1Counter(_ENCODINGS[name].pattern, ranks)
         self._encoding: tiktoken.Encoding | None = None
         self._encoding_lock = threading.Lock()
 
@@ -199,9 +203,8 @@ class TiktokenTokenizer:
         # Special-token strings in user text are counted as ordinary text, never as controls.
         encoding = self._encoding
         if encoding is None:
-            if self._python_chars < PYTHON_CHARS and is_latin1(text):
-                self._python_chars += len(text)
-                return self._python.count(text)
+            if (counted := self._python.count(text)) is not None:
+                return counted
             encoding = self._encoder()
         return len(encoding.encode_ordinary(text))
 
