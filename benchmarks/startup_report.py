@@ -7,9 +7,10 @@ installed in:
     python -m benchmarks.startup_report --store DIR --rounds 20 --json startup.json
 
 The query probes run with the default settings (`query`: the default mix, the embedding
-model loaded) and with `[embedding] enabled = false` (`query-keyword`); after the table, the
-strategies each of them ran, so that a store without vectors of the default model (the
-semantic strategies skipped, the model loaded all the same) is seen for what it is.
+model loaded when the store holds vectors of it) and with `[embedding] enabled = false`
+(`query-keyword`); after the table, the strategies each of them ran, so that a store
+without vectors of the default model (the semantic strategies skipped, no model loaded) is
+seen for what it is.
 
 `--store DIR` is a project folder holding a store in `DIR/.contextpipe`, as the workdirs of
 `latency_report` and `fill_report` keep them (`WORKDIR/n100000`); when it holds none, a
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.store is not None:
         print(f"store: {args.store.resolve()}")
     baseline = statistics.median(samples[BASELINE])
-    print(f"\n{'probe':<11} {'median ms':>10} {'min ms':>8} {'x baseline':>11} {'target ms':>10}")
+    print(f"\n{'probe':<13} {'median ms':>10} {'min ms':>8} {'x baseline':>11} {'target ms':>10}")
     for probe in found:
         values = samples[probe.name]
         median = statistics.median(values)
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if probe.target_ms is not None:
             verdict = "  ok" if median <= probe.target_ms else "  over"
         print(
-            f"{probe.name:<11} {median:>10.1f} {min(values):>8.1f} {median / baseline:>11.2f} "
+            f"{probe.name:<13} {median:>10.1f} {min(values):>8.1f} {median / baseline:>11.2f} "
             f"{target:>10}{verdict}"
         )
     for probe in found:

