@@ -29,7 +29,7 @@ def file_states(store: str) -> dict[str, FileState]:
         for path, uri in connection.execute("SELECT path, uri FROM nodes"):
             parts[path][1].append(uri)
         for path, source, kind, target in connection.execute(
-            "SELECT path, source, type, target FROM edges"
+            "SELECT path, sources, type, target FROM edges"
         ):
             parts[path][2].append((source, kind, target))
         for path, id_, digest in connection.execute("SELECT path, id, content_hash FROM fragments"):
