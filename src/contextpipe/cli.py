@@ -52,9 +52,14 @@ class _Context:
         self.store = store
 
     def pipeline(self) -> Pipeline:
+        """The pipeline of this command, closed when the command ends (its store's last
+        writes are then checkpointed out of the write-ahead log).
+        """
         from . import Pipeline
 
-        return Pipeline.open(store=self.store, config=self.config)
+        pipeline = Pipeline.open(store=self.store, config=self.config)
+        click.get_current_context().call_on_close(pipeline.close)
+        return pipeline
 
 
 def _format_option(*choices: str, default: str) -> Callable[[F], F]:
