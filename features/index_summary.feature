@@ -1,6 +1,8 @@
 Feature: The summary of an index run, and the graph's counts
   Every index run returns a summary: files seen, indexed, unchanged and removed, files
-  skipped with their reasons, and the nodes, edges and fragments it wrote.
+  skipped with their reasons, and the nodes, declared edges and fragments it wrote. Declared
+  edges are what the files state (a call, an import, a mention): a node's place in its file
+  is its parent, which the graph turns into a `contains` edge.
   `graph_stats` counts the loaded graph's nodes by kind and edges by type.
 
   Background:
@@ -30,7 +32,7 @@ Feature: The summary of an index run, and the graph's counts
       | files unchanged   | 0     |
       | files removed     | 0     |
       | nodes written     | 5     |
-      | edges written     | 5     |
+      | edges written     | 2     |
       | fragments written | 15    |
     And the index summary skipped:
       | reason              | files |
@@ -90,7 +92,7 @@ Feature: The summary of an index run, and the graph's counts
       | files indexed     | 1     |
       | files unchanged   | 1     |
       | nodes written     | 2     |
-      | edges written     | 1     |
+      | edges written     | 0     |
       | fragments written | 6     |
     And the graph counts these edges by type:
       | type     | count |

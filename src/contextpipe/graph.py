@@ -6,7 +6,8 @@ of `loads`), and resolved here, so re-indexing one file never requires re-readin
 A store reads them back as `DeclaredEdges`, one group per file, type and target, and each
 group is resolved once. Resolution is best-effort and by name:
 
-- `contains`: parent to child within a file; repository to directories to files.
+- `contains`: each node's `parent` to the node, within a file (not declared: a store keeps
+  it with the node); the repository to directories to files.
 - `imports`: Python modules by dotted name (the longest path suffix that matches) or
   relative path, JS/TS relative paths, C/C++ includes next to the file then anywhere,
   Java classes by package path, Go packages by directory, Rust `crate::` paths.
@@ -155,6 +156,15 @@ def _containment(resolver: _Resolver) -> Iterator[tuple[str, str, str | None]]:
         yield parent, uri, None
 
 
+def _parents(
+    nodes: Iterable[NodeRecord], is_node: Callable[[str], bool]
+) -> Iterator[tuple[str, str]]:
+    """`contains` edges (parent, child) within files: every node under a parent node."""
+    for node in nodes:
+        if node.parent is not None and node.parent != node.uri and is_node(node.parent):
+            yield node.parent, node.uri
+
+
 def _resolved(
     resolver: _Resolver, declared: Sequence[DeclaredEdges], is_node: Callable[[str], bool]
 ) -> Iterator[tuple[str, str, str, list[str]]]:
@@ -230,6 +240,8 @@ class ResolvedGraph:
         for parent, child, folder in _containment(resolver):
             if folder is not None:
                 graph.add_node(child, kind="directory", name=folder, path=folder)
+            graph.add_edge(parent, child, key="contains", type="contains")
+        for parent, child in _parents(nodes, graph.__contains__):
             graph.add_edge(parent, child, key="contains", type="contains")
         for _, kind, target, sources in _resolved(resolver, declared, graph.__contains__):
             for source in sources:
@@ -324,16 +336,23 @@ def _count(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> GraphStats
     uris = {node.uri for node in nodes}
     uris.add(_REPOSITORY)
     types: Counter[str] = Counter()
-    # Containment runs from the repository and the folders, which no file declares edges from.
+    # Containment runs from the repository and the folders, which no file declares edges
+    # from, and from each node's parent, which a file may declare too.
     for _, child, folder in _containment(resolver):
         if folder is not None:
             kinds["directory"] += 1
             uris.add(child)
         types["contains"] += 1
+    parent_of = {child: parent for parent, child in _parents(nodes, uris.__contains__)}
+    types["contains"] += len(parent_of)
     # A file's edges of one type to one target come as one group of distinct sources,
     # unless two of its targets resolve alike (`import a.b` and `from a import b`).
     counted: dict[tuple[str, str, str], Collection[str]] = {}
     for path, kind, target, sources in _resolved(resolver, declared, uris.__contains__):
+        if kind == "contains" and target in parent_of:
+            sources = [source for source in sources if source != parent_of[target]]
+            if not sources:
+                continue
         earlier = counted.get(key := (path, kind, target))
         if earlier is None:
             counted[key] = sources

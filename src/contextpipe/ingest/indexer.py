@@ -305,7 +305,10 @@ class _FileIngest:
             NodeRecord(n.uri, n.kind, n.name, source.relpath, n.start_line, n.end_line, n.parent)
             for n in parsed.nodes
         ]
-        edges = [EdgeRecord(s, kind, target, source.relpath) for s, kind, target in parsed.edges]
+        # A definition that calls a name twice declares that edge once.
+        edges = list(
+            dict.fromkeys(EdgeRecord(s, kind, t, source.relpath) for s, kind, t in parsed.edges)
+        )
         self._writer.replace_file(source.relpath, job.stored, fragments, nodes, edges)
         summary.indexed += 1
         summary.fragments_written += len(fragments)

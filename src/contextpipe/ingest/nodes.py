@@ -216,7 +216,6 @@ def _blocks(
         )
     )
     result.nodes.extend(children)
-    result.edges.extend((root, "contains", _node(child.uri)) for child in children)
     return result
 
 
@@ -348,7 +347,6 @@ def _document(
     )
     result.nodes.extend(sections)
     for node in sections:
-        result.edges.append((node.parent or root, "contains", _node(node.uri)))
         body = node.texts[9]
         for target in _LINK.findall(body):
             if "://" in target or target.startswith(("#", "mailto:")):
@@ -412,7 +410,6 @@ def _code(path: str, text: str, lines: list[str], language: str, max_lines: int)
         uris[id(definition)] = uri
         parent = uris[id(definition.parent)] if definition.parent else root
         result.nodes.append(_definition_node(definition, uri, parent, path, lines))
-        result.edges.append((parent, "contains", _node(uri)))
         for name in sorted(definition.calls):
             result.edges.append((uri, "calls", _symbol(name)))
         for name in sorted(definition.references - definition.calls):
@@ -446,7 +443,6 @@ def _code(path: str, text: str, lines: list[str], language: str, max_lines: int)
                     body,
                 )
             )
-            result.edges.append((root, "contains", _node(uri)))
     skeleton = "\n".join(
         [lines[i.line - 1].strip() for i in parsed.imports if 0 < i.line <= len(lines)]
         + [_header(d, lines) for d in parsed.definitions]
@@ -515,10 +511,6 @@ def _definition_node(
         },
         search_text,
     )
-
-
-def _node(uri: str) -> EdgeTarget:
-    return EdgeTarget(TargetForm.NODE, (uri,))
 
 
 def _symbol(name: str) -> EdgeTarget:

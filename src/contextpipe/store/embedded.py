@@ -170,7 +170,8 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     # Layout 6 could not find a full-text fragment by its content hash (what a vector
     # found by the approximate index names) without reading them all.
     "6": ("CREATE INDEX fragments_by_hash ON fragments(content_hash) WHERE depth = 9",),
-    # Layout 7 kept one row per declared edge: the graph resolved a name once per call.
+    # Layout 7 kept one row per declared edge, so the graph resolved a name once per call,
+    # and declared each node's `contains` edge from its parent, which the node records.
     "7": (
         "CREATE TABLE edges_8 (sources TEXT NOT NULL, type TEXT NOT NULL, form TEXT NOT NULL,"
         " target TEXT NOT NULL, near TEXT NOT NULL,"
@@ -178,6 +179,7 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
         "INSERT INTO edges_8(sources, type, form, target, near, path)"
         " SELECT group_concat(source, char(31)), type, form, target, near, path"
         " FROM (SELECT DISTINCT path, type, form, target, near, source FROM edges"
+        "   WHERE NOT (form = 'node' AND type = 'contains')"
         "   ORDER BY path, type, form, target, near, source)"
         " GROUP BY path, type, form, target, near",
         "DROP TABLE edges",
