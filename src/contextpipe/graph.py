@@ -27,7 +27,6 @@ import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ._bulk import collector_paused
@@ -70,7 +69,7 @@ class _Resolver:
                 if node.kind in _TYPE_KINDS:
                     self.types_named[name].append(node)
         for path in sorted(self.file_root, key=lambda p: (p.count("/"), p)):
-            parts = PurePosixPath(path).parts
+            parts = path.split("/")  # stored paths are normalised POSIX paths
             for start in range(len(parts)):
                 self.by_suffix["/".join(parts[start:])].append(path)
         self.imported: defaultdict[str, set[str]] = defaultdict(set)
@@ -121,7 +120,13 @@ class _Resolver:
         same_file = by_path.get(source_path)
         if same_file:
             return same_file[0].uri
-        imported = [n for path in self.imported[source_path] for n in by_path.get(path, ())]
+        # Walk the smaller side: a file imports a few dozen files, most names are defined
+        # in one or two, a name like `__init__` in thousands.
+        imports = self.imported[source_path]
+        if len(imports) < len(by_path):
+            imported = [n for path in imports for n in by_path.get(path, ())]
+        else:
+            imported = [n for path, named in by_path.items() if path in imports for n in named]
         imported_types = [n for n in imported if n.kind in _TYPE_KINDS]
         for pool, types in (
             (imported, imported_types),
@@ -146,7 +151,7 @@ def _containment(resolver: _Resolver) -> Iterator[tuple[str, str, str | None]]:
     for path, uri in sorted(resolver.file_root.items()):
         parent = _REPOSITORY
         directory = ""
-        for part in PurePosixPath(path).parts[:-1]:
+        for part in path.split("/")[:-1]:
             directory = f"{directory}{part}/"
             folder = f"uko://dir/{directory}"
             if folder not in folders:
