@@ -48,7 +48,7 @@ from .tokenizers import Tokenizer
 class PackingPolicy:
     """Packing knobs (see `[packing]` in config.toml)."""
 
-    mmr_lambda: float = 0.75
+    mmr_lambda: float = 1.0
     duplicate_threshold: float = 0.85
     min_score: float = 0.0
     depth_values: dict[int, float] = field(default_factory=lambda: {9: 1.0, 4: 0.6, 0: 0.25})

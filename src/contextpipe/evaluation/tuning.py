@@ -112,14 +112,21 @@ def _parameters(pipeline: Pipeline) -> list[Parameter]:
 
 
 def _current_values(pipeline: Pipeline, found: Sequence[Parameter]) -> Values:
-    """The user's effective value of each searched setting."""
+    """The user's effective value of each searched setting (a strategy's weight, when
+    config sets none, is its declared default)."""
     settings = pipeline.settings
+    weights: Values = {}
+    for registered in pipeline.strategies:
+        name = registered.strategy.name
+        configured = settings.strategy(name).weight
+        weights[f"strategies.{name}.weight"] = (
+            registered.default_weight if configured is None else configured
+        )
     values: Values = {}
     for parameter in found:
-        section, *rest = parameter.key.split(".")
-        if section == "strategies":
-            values[parameter.key] = settings.strategy(rest[0]).weight
-        elif section == "fusion":
+        if parameter.key.startswith("strategies."):
+            values[parameter.key] = weights[parameter.key]
+        elif parameter.key == "fusion.rrf_k":
             values[parameter.key] = settings.fusion.rrf_k
         else:
             values[parameter.key] = settings.packing.mmr_lambda
