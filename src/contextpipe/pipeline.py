@@ -30,7 +30,7 @@ from .config import (
     load_settings,
 )
 from .errors import ConfigError, ContextpipeError, EmbedderError, StoreError, validation_problem
-from .executor import PlannedRun, RunOutcome, StrategyExecutor
+from .executor import PlannedRun, RetrievalMemo, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
 from .logs import configure_logging, is_configured, logger
 from .models import AssembledContext, ContextFragment, ContextRequest, DroppedRow, StrategyReport
@@ -65,13 +65,14 @@ class Pipeline:
         store: Store,
         registry: StrategyRegistry,
         embedder: Embedder,
+        memo: RetrievalMemo | None = None,
     ) -> None:
         self.loaded = loaded
         self.settings = loaded.settings
         self.store = store
         self.registry = registry
         self.embedder = embedder
-        self._executor = StrategyExecutor()
+        self._executor = StrategyExecutor(memo)
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
         self._checks = CandidateChecks()
@@ -86,9 +87,12 @@ class Pipeline:
         project_dir: str | Path | None = None,
         overrides: Mapping[str, Any] | None = None,
         environ: Mapping[str, str] | None = None,
+        memo: RetrievalMemo | None = None,
     ) -> Pipeline:
         """Load settings (config file, `CONTEXTPIPE_*`, `overrides` as dotted keys), open
-        the store of the configured backend and discover strategy plugins.
+        the store of the configured backend and discover strategy plugins. With a `memo`,
+        a strategy's answer to a request at an allocation it already answered is the one
+        the memo kept (see `RetrievalMemo`).
         """
         if not is_configured():
             configure_logging()
@@ -111,7 +115,7 @@ class Pipeline:
         not_loaded = [f"{p.name} ({p.status})" for p in registry.plugins if p.status != "ok"]
         for name, warning in loaded.unknown_strategies(registry.strategies, not_loaded):
             logger.warning("unknown strategy", strategy=name, message=warning)
-        return cls(loaded, opened, registry, embedder)
+        return cls(loaded, opened, registry, embedder, memo)
 
     @staticmethod
     def effective_config(
