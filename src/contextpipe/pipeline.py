@@ -352,7 +352,12 @@ class Pipeline:
 
     def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
         policy = PackingPolicy.from_settings(self.settings.packing)
-        return Packer(renderer, tokenizer, policy, self._packing_cache)
+
+        def text_tokens(fragment: ContextFragment) -> int | None:
+            # Acceptance counted every candidate's text already: packing reuses the counts.
+            return self._checks.counted(fragment, tokenizer)
+
+        return Packer(renderer, tokenizer, policy, self._packing_cache, text_tokens)
 
     def close(self) -> None:
         """Release the store's connections, the event loops `assemble` kept and those of
