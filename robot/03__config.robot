@@ -38,7 +38,7 @@ Config Show Says Where Each Value Came From
     ${line}=    Line Of Output Containing    ${result.stdout}    budget.default =
     Should Match Regexp    ${line}    ^budget\\.default = 500 +# .*config\\.toml$
     ${line}=    Line Of Output Containing    ${result.stdout}    fusion.rrf_k =
-    Should Match Regexp    ${line}    ^fusion\\.rrf_k = 60 +# defaults$
+    Should Match Regexp    ${line}    ^fusion\\.rrf_k = 5 +# defaults$
     ${result}=    Run contextpipe    config    show    env:CONTEXTPIPE_BUDGET__DEFAULT=700
     ${line}=    Line Of Output Containing    ${result.stdout}    budget.default =
     Should Match Regexp    ${line}    ^budget\\.default = 700 +# env CONTEXTPIPE_BUDGET__DEFAULT$
