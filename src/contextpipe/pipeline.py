@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ._loops import ThreadLoops
+from ._shared_search import with_shared_text
 from .acceptance import CandidateChecks
 from .backends import VariantLookup
 from .budget import check_budget
@@ -300,7 +301,7 @@ class Pipeline:
         """The store's capabilities, with vector search when an enabled strategy needs it
         (loading the embedding model is not free).
         """
-        backends = self.store.backends()
+        backends = with_shared_text(self.store.backends())
         if not self._wants_vectors():
             return backends
         if not self.settings.embedding.enabled:

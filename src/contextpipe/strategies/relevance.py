@@ -135,12 +135,18 @@ class RelevanceStrategy:
             return []
         options, query = self.options, request.query
         pool: dict[str, _Pooled] = {}
-        for hit in text.search(query, options.pool_size, request.filters):
-            pool.setdefault(hit.fragment.id, _Pooled(hit.fragment)).bm25 = hit.score
-        lexical_only = list(pool)
+        # Vectors first: semantic-embedding, which starts a moment later, asks for fewer
+        # nearest hits and takes them from this search (the searches of a request are
+        # shared), and by the time this asks the text index simple-keyword has asked it.
         for hit in vectors.nearest(query, options.pool_size, request.filters):
             pool.setdefault(hit.fragment.id, _Pooled(hit.fragment)).cosine = hit.similarity
-        unscored = [pool[key].fragment for key in lexical_only if not pool[key].cosine]
+        unscored: list[ContextFragment] = []
+        for hit in text.search(query, options.pool_size, request.filters):
+            pooled = pool.get(hit.fragment.id)
+            if pooled is None:
+                pooled = pool[hit.fragment.id] = _Pooled(hit.fragment)
+                unscored.append(hit.fragment)
+            pooled.bm25 = hit.score
         for fragment, similarity in zip(
             unscored, vectors.similarities(query, unscored), strict=True
         ):
