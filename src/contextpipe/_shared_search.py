@@ -44,7 +44,7 @@ class Shared(Generic[H]):
             made = self._made.setdefault(key, [])
             found = next((future for size, future in made if size >= limit), None)
             if found is None:
-                found = Future()
+                found = Future[Sequence[H]]()
                 made.append((limit, found))
                 mine = True
             else:
