@@ -321,12 +321,17 @@ class StrategyExecutor:
         """
         memo = self.memo
         if memo is None:
-            return await self._run(plans, request, backends, global_deadline_ms)
+            calls = [_Call(plan, request, backends) for plan in plans]
+            return await self._run(calls, global_deadline_ms)
         asked = request.model_dump_json()
         keys = [(plan.registered.strategy.name, plan.allocated_tokens, asked) for plan in plans]
         known = [memo.recall(key) for key in keys]
-        missing = [plan for plan, outcome in zip(plans, known, strict=True) if outcome is None]
-        fresh = iter(await self._run(missing, request, backends, global_deadline_ms))
+        missing = [
+            _Call(plan, request, backends)
+            for plan, outcome in zip(plans, known, strict=True)
+            if outcome is None
+        ]
+        fresh = iter(await self._run(missing, global_deadline_ms))
         outcomes: list[RunOutcome] = []
         for key, outcome in zip(keys, known, strict=True):
             if outcome is None:
@@ -335,14 +340,7 @@ class StrategyExecutor:
             outcomes.append(outcome)
         return outcomes
 
-    async def _run(
-        self,
-        plans: Sequence[PlannedRun],
-        request: ContextRequest,
-        backends: Backends,
-        global_deadline_ms: int,
-    ) -> list[RunOutcome]:
-        calls = [_Call(plan, request, backends) for plan in plans]
+    async def _run(self, calls: Sequence[_Call], global_deadline_ms: int) -> list[RunOutcome]:
         batch = PlainBatch(asyncio.get_running_loop(), [c.plain for c in calls if not c.is_async])
         arriving = iter(batch.futures)
         runs = [
