@@ -29,7 +29,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from contextpipe import Pipeline, RetrievalMemo
@@ -145,19 +145,36 @@ def _current_values(pipeline: Pipeline) -> Values:
 
 def tune(project: Project, data: BeirSet, progress: EvalProgress | None = None) -> Tuning:
     """Search the settings of rule 2 by the method of rule 3."""
-    found, best = searched(project)
-    trials: dict[tuple[tuple[str, float | int], ...], Trial] = {}
+    found, start = searched(project)
     memo = RetrievalMemo()
+    count = 0
+
+    def objective(values: Values) -> float:
+        nonlocal count
+        count += 1
+        if progress is not None:
+            changed = _changes(values, start) or "the settings as they are"
+            progress.started(f"trial {count}: {changed}", len(data.queries))
+        return _score(project, data, values, memo, progress)
+
+    return Tuning(len(data.queries), tuple(search(found, start, objective)))
+
+
+def search(
+    found: Sequence[Parameter], start: Values, objective: Callable[[Values], float]
+) -> list[Trial]:
+    """Coordinate ascent (rule 3) over `found` from `start`: every trial in the order
+    tried, each combination scored once by `objective`.
+    """
+    trials: dict[tuple[tuple[str, float | int], ...], Trial] = {}
 
     def trial(values: Values) -> Trial:
         key = tuple(values.items())
         if key not in trials:
-            if progress is not None:
-                changed = _changes(values, best) or "the settings as they are"
-                progress.started(f"trial {len(trials) + 1}: {changed}", len(data.queries))
-            trials[key] = Trial(values, _score(project, data, values, memo, progress))
+            trials[key] = Trial(values, objective(values))
         return trials[key]
 
+    best = dict(start)
     best_score = trial(best).ndcg_10
     for _ in range(PASSES):
         improved = False
@@ -168,7 +185,7 @@ def tune(project: Project, data: BeirSet, progress: EvalProgress | None = None) 
                     best, best_score, improved = tried.values, tried.ndcg_10, True
         if not improved:
             break
-    return Tuning(len(data.queries), tuple(trials.values()))
+    return list(trials.values())
 
 
 def _score(
