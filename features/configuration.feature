@@ -204,7 +204,7 @@ Feature: Configuration
     And <command line>
     When the configuration is loaded
     Then "budget.default" is <value> from "<winner>"
-    And "packing.mmr_lambda" is 0.75 from "defaults"
+    And "packing.mmr_lambda" is 1.0 from "defaults"
 
     Examples:
       | winner                          | value | file                                      | environment                                                   | command line                               |

@@ -165,6 +165,25 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
     And the trials searched "strategies.demo.weight, strategies.simple-keyword.weight, fusion.rrf_k, packing.mmr_lambda"
     And the config file loads, with "budget.default" 4000 and "fusion.rrf_k" as tuned
 
+  Scenario: Tuning tries each weight as multiples of the weight the strategy runs with
+    Given the installed package "contextpipe-demo" provides the strategy "demo" through its entry point
+    And the project config file:
+      """
+      [strategies.simple-keyword]
+      weight = 2.0
+      """
+    When I run "contextpipe tune beir tiny --format json"
+    Then the trials tried "strategies.simple-keyword.weight" at 0.5, 1.0, 2.0, 4.0 and 8.0
+    And the trials tried "strategies.demo.weight" at 0.25, 0.5, 1.0, 2.0 and 4.0
+
+  Scenario: A pass of the search that found better values is followed by a second one
+    # The objective is scripted: rrf_k 5 is better at any weight, and at rrf_k 5 (only) a
+    # weight of 4 is better still, which a single pass (weights first) cannot find.
+    Given a tuning objective where "fusion.rrf_k" 5 adds 0.1, and "strategies.demo.weight" 4 adds 0.05 only with it
+    When the search runs over "strategies.demo.weight" and "fusion.rrf_k"
+    Then the best values are "strategies.demo.weight" 4.0 and "fusion.rrf_k" 5
+    And the second pass tried no combination the first had tried
+
   Scenario: Tuning is deterministic: the same data and settings give the same file, byte for byte
     Given the project config file:
       """

@@ -1,7 +1,7 @@
 Feature: Fusing what strategies propose and packing it into the budget
   Candidates from different strategies with the same text are merged and keep the
   provenance of every strategy that proposed that text; their scores are fused by weighted
-  reciprocal-rank fusion (k = 60). Different texts of the same place (one node, or
+  reciprocal-rank fusion (k = `fusion.rrf_k`, 5 by default). Different texts of the same place (one node, or
   overlapping lines of one file) stay apart, and only one of them enters the context. The packer then fills the budget: it suppresses
   near-duplicates, prefers diverse fragments (MMR), falls back to a shorter depth when the
   full text does not fit, says why it left each candidate out, and never emits more tokens
@@ -34,7 +34,7 @@ Feature: Fusing what strategies propose and packing it into the budget
       | fragment | path | lines | text                          |
       | x        | x.md | 1-5   | The allocator splits budgets. |
     When I ask for "budgets" within 1000 tokens
-    Then the fragment "x" has the fused score 0.008197
+    Then the fragment "x" has the fused score 0.083333
 
   Scenario: Another text for the same node is another fragment; one of them enters, credited only to its own strategy
     Given the setting "strategies.second.weight" is 2.0
@@ -109,7 +109,7 @@ Feature: Fusing what strategies propose and packing it into the budget
       | 1.0    | budget, similar, other  |
 
   Scenario: Fragments scored below packing.min_score are left out as below threshold
-    Given the setting "packing.min_score" is 0.0163
+    Given the setting "packing.min_score" is 0.15
     And a strategy "first" that proposes:
       | fragment | path | lines | text                          |
       | x        | x.md | 1-5   | The allocator splits budgets. |

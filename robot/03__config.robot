@@ -21,6 +21,16 @@ Config Init Writes A Commented Default Config
     # The written defaults are a valid config.
     Run contextpipe    config    show
 
+Config Init Writes The Weight Each Strategy Runs With
+    # relevance declares a default weight of 8; a strategy that declares none runs with 1.
+    Run contextpipe    config    init
+    ${text}=    Get File    ${PROJECT}/config.toml
+    ${parsed}=    Evaluate    tomllib.loads($text)    modules=tomllib
+    Should Be Equal As Numbers    ${parsed}[strategies][relevance][weight]    8.0
+    Should Be Equal As Numbers    ${parsed}[strategies][simple-keyword][weight]    1.0
+    Should Be Equal As Numbers    ${parsed}[fusion][rrf_k]    5
+    Should Be Equal As Numbers    ${parsed}[packing][mmr_lambda]    1.0
+
 Config Init Does Not Overwrite An Existing File
     A Config File With    [budget]    default = 500
     ${error}=    Run contextpipe And Expect Failure    config    init
@@ -38,7 +48,7 @@ Config Show Says Where Each Value Came From
     ${line}=    Line Of Output Containing    ${result.stdout}    budget.default =
     Should Match Regexp    ${line}    ^budget\\.default = 500 +# .*config\\.toml$
     ${line}=    Line Of Output Containing    ${result.stdout}    fusion.rrf_k =
-    Should Match Regexp    ${line}    ^fusion\\.rrf_k = 60 +# defaults$
+    Should Match Regexp    ${line}    ^fusion\\.rrf_k = 5 +# defaults$
     ${result}=    Run contextpipe    config    show    env:CONTEXTPIPE_BUDGET__DEFAULT=700
     ${line}=    Line Of Output Containing    ${result.stdout}    budget.default =
     Should Match Regexp    ${line}    ^budget\\.default = 700 +# env CONTEXTPIPE_BUDGET__DEFAULT$

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -287,3 +288,62 @@ def same_bytes(context: Context) -> None:
 @then("the config file is unchanged")
 def config_unchanged(context: Context) -> None:
     assert _config_bytes(context) == context.config_before
+
+
+@then('the trials tried "{key}" at {values}')
+def trials_tried(context: Context, key: str, values: str) -> None:
+    expected = sorted(float(v) for v in values.replace(" and ", ", ").split(", "))
+    tried = sorted({float(trial["settings"][key]) for trial in _result(context)["trials"]})
+    assert tried == expected, tried
+
+
+# -- the search method, over a scripted objective -------------------------------------------
+
+
+@given(
+    'a tuning objective where "{key}" {value:g} adds {gain:g}, and "{other}" {other_value:g}'
+    " adds {bonus:g} only with it"
+)
+def scripted_objective(
+    context: Context,
+    key: str,
+    value: float,
+    gain: float,
+    other: str,
+    other_value: float,
+    bonus: float,
+) -> None:
+    def objective(values: Mapping[str, float | int]) -> float:
+        score = 0.5
+        if values[key] == value:
+            score += gain
+            if values[other] == other_value:
+                score += bonus
+        return round(score, 4)
+
+    context.objective = objective
+    context.start = {"strategies.demo.weight": 1.0, "fusion.rrf_k": 60}
+
+
+@when('the search runs over "{first}" and "{second}"')
+def search_runs(context: Context, first: str, second: str) -> None:
+    from contextpipe.evaluation.tuning import RRF_KS, WEIGHT_FACTORS, Parameter, search
+
+    parameters = [
+        Parameter(first, tuple(1.0 * factor for factor in WEIGHT_FACTORS)),
+        Parameter(second, RRF_KS),
+    ]
+    context.search = search(parameters, dict(context.start), context.objective)
+
+
+@then('the best values are "{key}" {value:g} and "{other}" {other_value:g}')
+def best_values(context: Context, key: str, value: float, other: str, other_value: float) -> None:
+    best = max(context.search, key=lambda trial: trial.ndcg_10).values
+    assert best[key] == value and best[other] == other_value, best
+
+
+@then("the second pass tried no combination the first had tried")
+def no_repeats(context: Context) -> None:
+    tried = [tuple(trial.values.items()) for trial in context.search]
+    assert len(tried) == len(set(tried)), tried
+    assert len(tried) > 1 + 5 + 6 - 2, f"only {len(tried)} trials: no second pass"

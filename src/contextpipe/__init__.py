@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         StoreError,
         TokenizerError,
     )
+    from .executor import RetrievalMemo
     from .formats import CONFIG_FILENAME, OutputFormat
     from .hookspecs import hookimpl
     from .ingest.embedding import EmbedProgress, EmbedSummary
@@ -117,6 +118,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "json_schema",
     ),
     "pipeline": ("Pipeline",),
+    "executor": ("RetrievalMemo",),
     "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
     "storage": (
         "Backends",
@@ -212,6 +214,7 @@ __all__ = [
     "RegisteredStrategy",
     "RequestFilters",
     "ResultFragment",
+    "RetrievalMemo",
     "Settings",
     "SkipReason",
     "Skipped",

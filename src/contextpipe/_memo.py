@@ -32,3 +32,7 @@ class BoundedMemo(Generic[K, V]):
                     del self._values[next(iter(self._values))]
                 self._values[key] = value
         return value
+
+    def peek(self, key: K) -> V | None:
+        """The remembered value for `key`, or None: nothing is computed."""
+        return self._values.get(key)

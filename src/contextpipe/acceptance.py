@@ -118,6 +118,10 @@ class CandidateChecks:
             (tokenizer.name, fragment.content_hash), lambda: tokenizer.count(fragment.text)
         )
 
+    def counted(self, fragment: ContextFragment, tokenizer: Tokenizer) -> int | None:
+        """The token count of a fragment's text if it was counted already, else None."""
+        return self._counts.peek((tokenizer.name, fragment.content_hash))
+
 
 class _Run:
     """One strategy's candidates going through the rules."""

@@ -59,6 +59,34 @@ class RunOutcome:
     candidates: tuple[Candidate, ...] = ()
 
 
+class RetrievalMemo:
+    """What each strategy returned for a request at an allocation, kept to be returned
+    again instead of running the strategy: for a caller that assembles the same requests
+    over and over with settings that change only fusion, packing or the weights (`contextpipe
+    tune`). Valid only while the store, the strategies and their options stay as they are;
+    only whole answers (status `ok`) are kept. The reports returned are the ones first
+    made, elapsed times included.
+    """
+
+    def __init__(self) -> None:
+        self._outcomes: dict[tuple[str, int, str], RunOutcome] = {}
+        self.hits = 0  # answers returned from the memo
+
+    def __len__(self) -> int:
+        return len(self._outcomes)
+
+    def recall(self, key: tuple[str, int, str]) -> RunOutcome | None:
+        """The answer kept for (strategy, allocation, request as JSON), counted as a hit."""
+        outcome = self._outcomes.get(key)
+        self.hits += outcome is not None
+        return outcome
+
+    def keep(self, key: tuple[str, int, str], outcome: RunOutcome) -> None:
+        """Keep a whole answer (status `ok`)."""
+        if outcome.report.status == "ok":
+            self._outcomes[key] = outcome
+
+
 @dataclass(frozen=True)
 class Confidence:
     """A strategy's answer to `can_handle`: its confidence, or why it has none (status
@@ -229,7 +257,8 @@ class StrategyExecutor:
     concurrently under per-strategy and global deadlines.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, memo: RetrievalMemo | None = None) -> None:
+        self.memo = memo
         self._own_loops: dict[int, OwnLoop] = {}  # by id() of the async strategy
         self._lock = threading.Lock()
         self._close = weakref.finalize(self, stop_loops, self._own_loops)
@@ -287,8 +316,31 @@ class StrategyExecutor:
         backends: Backends,
         global_deadline_ms: int,
     ) -> list[RunOutcome]:
-        """One outcome per plan, in plan order."""
-        calls = [_Call(plan, request, backends) for plan in plans]
+        """One outcome per plan, in plan order; from the memo, when the executor has one
+        and it holds the strategy's answer to this request at this allocation.
+        """
+        memo = self.memo
+        if memo is None:
+            calls = [_Call(plan, request, backends) for plan in plans]
+            return await self._run(calls, global_deadline_ms)
+        asked = request.model_dump_json()
+        keys = [(plan.registered.strategy.name, plan.allocated_tokens, asked) for plan in plans]
+        known = [memo.recall(key) for key in keys]
+        missing = [
+            _Call(plan, request, backends)
+            for plan, outcome in zip(plans, known, strict=True)
+            if outcome is None
+        ]
+        fresh = iter(await self._run(missing, global_deadline_ms))
+        outcomes: list[RunOutcome] = []
+        for key, outcome in zip(keys, known, strict=True):
+            if outcome is None:
+                outcome = next(fresh)
+                memo.keep(key, outcome)
+            outcomes.append(outcome)
+        return outcomes
+
+    async def _run(self, calls: Sequence[_Call], global_deadline_ms: int) -> list[RunOutcome]:
         batch = PlainBatch(asyncio.get_running_loop(), [c.plain for c in calls if not c.is_async])
         arriving = iter(batch.futures)
         runs = [

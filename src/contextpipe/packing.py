@@ -29,7 +29,7 @@ the whole output is counted. Counts and word sets are kept across requests
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -48,7 +48,7 @@ from .tokenizers import Tokenizer
 class PackingPolicy:
     """Packing knobs (see `[packing]` in config.toml)."""
 
-    mmr_lambda: float = 0.75
+    mmr_lambda: float = 1.0
     duplicate_threshold: float = 0.85
     min_score: float = 0.0
     depth_values: dict[int, float] = field(default_factory=lambda: {9: 1.0, 4: 0.6, 0: 0.25})
@@ -135,6 +135,26 @@ _PROBE = ContextFragment(
 )
 
 
+def _splits_before(text: str) -> bool:
+    """Whether `text` starts with a character that begins a new pre-tokenisation piece
+    after a line break (not whitespace, not `/`): see `Tokenizer.additive_at_line_starts`.
+    """
+    return bool(text) and not text[0].isspace() and text[0] != "/"
+
+
+def _last_line_start(text: str) -> int:
+    """Where the last line of `text` that starts a new piece begins (0: none but the
+    first), so that the text splits there into parts counted apart.
+    """
+    end = len(text)
+    while (line_break := text.rfind("\n", 0, end)) >= 0:
+        start = line_break + 1
+        if start < len(text) and not text[start].isspace() and text[start] != "/":
+            return start
+        end = line_break
+    return 0
+
+
 class Packer:
     """Packs fused items into a budget for one renderer and tokenizer."""
 
@@ -144,11 +164,16 @@ class Packer:
         tokenizer: Tokenizer,
         policy: PackingPolicy,
         cache: PackingCache | None = None,
+        text_tokens: Callable[[ContextFragment], int | None] | None = None,
     ) -> None:
+        """`text_tokens` gives the exact count of a fragment's text, when it is known
+        (acceptance counted it already), or None.
+        """
         self._renderer = renderer
         self._tokenizer = tokenizer
         self._policy = policy
         self._cache = cache if cache is not None else PackingCache()
+        self._text_tokens = text_tokens
         self._separator_tokens = self._count_small(renderer.separator)
 
     def _count_small(self, text: str) -> int:
@@ -157,21 +182,46 @@ class Packer:
             (self._tokenizer.name, text), lambda: self._tokenizer.count(text)
         )
 
-    def _unit(self, block: str) -> Unit:
+    def _unit(self, block: str, fragment: ContextFragment | None = None) -> Unit:
         # Keyed by the block itself: whatever a renderer puts in it, the count is right.
         separator = self._renderer.separator
         return self._cache.units.get(
             (self._tokenizer.name, separator, block),
-            lambda: Unit(
-                self._tokenizer.count(block + separator),
-                bool(block) and not block[0].isspace() and block[0] != "/",
-            ),
+            lambda: Unit(self._block_tokens(block, fragment), _splits_before(block)),
         )
+
+    def _block_tokens(self, block: str, fragment: ContextFragment | None) -> int:
+        """The exact count of `block` and the separator after it. When the fragment's text
+        is in the block at a line start, its count is known (acceptance counted it), and
+        the tokenizer is additive at line starts (see `Tokenizer`), only the short parts
+        around the text's last lines are encoded: block + separator = prefix + head + tail
+        + rest, cut at line starts, and its count is count(prefix) + count(text) -
+        count(tail) + count(tail + rest) (the first and last counted as one when `rest`
+        ends a line and `prefix` starts a piece).
+        """
+        whole = block + self._renderer.separator
+        known = None
+        if fragment is not None and self._text_tokens and self._tokenizer.additive_at_line_starts:
+            known = self._text_tokens(fragment)
+        text = fragment.text if fragment is not None else ""
+        start = block.find(text) if known is not None and text else -1
+        if start < 0 or not (start == 0 or block[start - 1] == "\n") or not _splits_before(text):
+            return self._tokenizer.count(whole)
+        cut = _last_line_start(text)
+        if cut == 0:
+            return self._tokenizer.count(whole)
+        assert known is not None
+        count = self._tokenizer.count
+        tail, rest, prefix = text[cut:], whole[start + len(text) :], block[:start]
+        if rest.endswith("\n") and _splits_before(prefix):
+            # One encoding for both ends: the separator ends a line, the header starts one.
+            return known - count(tail) + count(tail + rest + prefix)
+        return (count(prefix) if prefix else 0) + known - count(tail) + count(tail + rest)
 
     def _option(self, item: FusedItem, fragment: ContextFragment) -> Selected:
         """`item` at the depth of `fragment`, rendered, with its cost."""
         block = self._renderer.block(fragment)
-        return Selected(item, fragment, block, self._unit(block))
+        return Selected(item, fragment, block, self._unit(block, fragment))
 
     def frame_tokens(self, request: ContextRequest) -> int:
         """Tokens the output costs besides its blocks (wrappers, system prompt, messages)."""

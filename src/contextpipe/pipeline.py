@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ._loops import ThreadLoops
+from ._shared_search import with_shared_text
 from .acceptance import CandidateChecks
 from .backends import VariantLookup
 from .budget import check_budget
@@ -30,7 +31,7 @@ from .config import (
     load_settings,
 )
 from .errors import ConfigError, ContextpipeError, EmbedderError, StoreError, validation_problem
-from .executor import PlannedRun, RunOutcome, StrategyExecutor
+from .executor import PlannedRun, RetrievalMemo, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
 from .logs import configure_logging, is_configured, logger
 from .models import AssembledContext, ContextFragment, ContextRequest, DroppedRow, StrategyReport
@@ -65,13 +66,14 @@ class Pipeline:
         store: Store,
         registry: StrategyRegistry,
         embedder: Embedder,
+        memo: RetrievalMemo | None = None,
     ) -> None:
         self.loaded = loaded
         self.settings = loaded.settings
         self.store = store
         self.registry = registry
         self.embedder = embedder
-        self._executor = StrategyExecutor()
+        self._executor = StrategyExecutor(memo)
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
         self._checks = CandidateChecks()
@@ -86,9 +88,12 @@ class Pipeline:
         project_dir: str | Path | None = None,
         overrides: Mapping[str, Any] | None = None,
         environ: Mapping[str, str] | None = None,
+        memo: RetrievalMemo | None = None,
     ) -> Pipeline:
         """Load settings (config file, `CONTEXTPIPE_*`, `overrides` as dotted keys), open
-        the store of the configured backend and discover strategy plugins.
+        the store of the configured backend and discover strategy plugins. With a `memo`,
+        a strategy's answer to a request at an allocation it already answered is the one
+        the memo kept (see `RetrievalMemo`).
         """
         if not is_configured():
             configure_logging()
@@ -111,7 +116,7 @@ class Pipeline:
         not_loaded = [f"{p.name} ({p.status})" for p in registry.plugins if p.status != "ok"]
         for name, warning in loaded.unknown_strategies(registry.strategies, not_loaded):
             logger.warning("unknown strategy", strategy=name, message=warning)
-        return cls(loaded, opened, registry, embedder)
+        return cls(loaded, opened, registry, embedder, memo)
 
     @staticmethod
     def effective_config(
@@ -296,7 +301,7 @@ class Pipeline:
         """The store's capabilities, with vector search when an enabled strategy needs it
         (loading the embedding model is not free).
         """
-        backends = self.store.backends()
+        backends = with_shared_text(self.store.backends())
         if not self._wants_vectors():
             return backends
         if not self.settings.embedding.enabled:
@@ -348,7 +353,12 @@ class Pipeline:
 
     def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
         policy = PackingPolicy.from_settings(self.settings.packing)
-        return Packer(renderer, tokenizer, policy, self._packing_cache)
+
+        def text_tokens(fragment: ContextFragment) -> int | None:
+            # Acceptance counted every candidate's text already: packing reuses the counts.
+            return self._checks.counted(fragment, tokenizer)
+
+        return Packer(renderer, tokenizer, policy, self._packing_cache, text_tokens)
 
     def close(self) -> None:
         """Release the store's connections, the event loops `assemble` kept and those of

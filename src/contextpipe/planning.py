@@ -8,7 +8,8 @@ The rules, in the order the planner applies them:
    with that reason.
 3. The rest are asked `can_handle` (by the executor, inside the request's deadline, which
    starts here). One that fails or runs out of time is reported so; one that answers 0, or
-   whose weight (the request's, else the configured one) is 0, is `skipped`.
+   whose weight (the request's, else the configured one, else the strategy's own
+   `default_weight`, else 1) is 0, is `skipped`.
 4. The allocator shares the budget left after the output's frame among the rest, by
    weight, quality and confidence, within each one's floor and cap.
 5. Each planned run carries its own deadline (`[strategies.NAME] deadline_ms`, else the
@@ -157,15 +158,19 @@ class Planner:
                     reason = f"needs backend {', '.join(missing)}: {'; '.join(explained)}"
                 skipped.append(_skipped(registered, "skipped", reason))
                 continue
-            eligible.append(_Eligible(registered, config, _weight(strategy.name, config, request)))
+            eligible.append(_Eligible(registered, config, _weight(registered, config, request)))
         return eligible, skipped
 
 
-def _weight(name: str, config: StrategySettings, request: ContextRequest) -> float:
-    """The configured weight, unless the request sets another."""
+def _weight(
+    registered: RegisteredStrategy, config: StrategySettings, request: ContextRequest
+) -> float:
+    """The request's weight, else the configured one, else the strategy's default."""
+    configured = registered.default_weight if config.weight is None else config.weight
+    name = registered.strategy.name
     if request.strategies and (override := request.strategies.get(name)) is not None:
-        return override.weight if override.weight is not None else config.weight
-    return config.weight
+        return override.weight if override.weight is not None else configured
+    return configured
 
 
 def _skipped(

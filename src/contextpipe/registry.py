@@ -11,6 +11,7 @@ works. Each plugin's load time (its import and its hook) is recorded, and one sl
 from __future__ import annotations
 
 import inspect
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -65,6 +66,17 @@ class RegisteredStrategy:
     strategy: ContextStrategy
     plugin: PluginInfo
 
+    @property
+    def default_weight(self) -> float:
+        """The weight it runs with when `[strategies.NAME] weight` is unset: the
+        strategy's own `default_weight` (checked when it registered), else 1.
+        """
+        return float(getattr(self.strategy, "default_weight", DEFAULT_WEIGHT))
+
+
+#: The weight of a strategy that declares no `default_weight` and is given none in config.
+DEFAULT_WEIGHT = 1.0
+
 
 def _strategy_error(candidate: object) -> str | None:
     """Why `candidate` is not a ContextStrategy, or None when it is one."""
@@ -82,6 +94,17 @@ def _strategy_error(candidate: object) -> str | None:
     for method in ("can_handle", "retrieve", "explain"):
         if not callable(getattr(candidate, method, None)):
             return f"{type(candidate).__name__} has no {method}() method"
+    weight = getattr(candidate, "default_weight", DEFAULT_WEIGHT)
+    if (
+        not isinstance(weight, float | int)
+        or isinstance(weight, bool)
+        or not math.isfinite(weight)
+        or weight < 0
+    ):
+        return (
+            f"{type(candidate).__name__}.default_weight must be a finite number >= 0,"
+            f" got {weight!r}"
+        )
     return None
 
 
@@ -365,15 +388,17 @@ class EmbedderRegistry:
 
 
 def commented_default_config() -> str:
-    """The default config.toml, with the options of every strategy installed here: what
-    `contextpipe config init` writes.
+    """The default config.toml, with the default weight and the options of every strategy
+    installed here: what `contextpipe config init` writes.
     """
     registry = StrategyRegistry.discover(Settings())
     options: dict[str, BaseModel | None] = {}
+    weights: dict[str, float] = {}
     for name, registered in registry.strategies.items():
         model = getattr(registered.strategy, "options", None)
         options[name] = model if isinstance(model, BaseModel) else None
-    return default_config_toml(options)
+        weights[name] = registered.default_weight
+    return default_config_toml(options, weights)
 
 
 def _timed(info: PluginInfo, started: float) -> PluginInfo:

@@ -13,6 +13,10 @@ from .storage import Backends
 class ContextStrategy(Protocol):
     """A retrieval strategy. `retrieve` may be a plain or an `async` method: the executor
     runs plain ones in worker threads and awaits async ones on its event loop.
+
+    Two members are optional, so not part of the protocol: `options` (its validated
+    options model, which `config init` writes) and `default_weight` (a finite number >= 0,
+    the weight it runs with when `[strategies.NAME] weight` is unset; 1 when absent).
     """
 
     @property

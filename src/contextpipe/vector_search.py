@@ -7,7 +7,8 @@ Rules:
    vectors of the embedder's space. Otherwise `Backends.reasons["vectors"]` says why, and
    what to run: install the model, or index to compute (or recompute) the vectors.
 2. A query's vector is the embedder's; it is never compared with vectors of another space.
-3. A query is embedded once per capability, however many strategies ask for it.
+3. A query is embedded once per capability (one request), however many strategies ask
+   for it, and a nearest-neighbour search asked for twice is made once (`_shared_search`).
 4. The model is loaded by the first request that needs it, on the request's thread, never
    in the background: onnxruntime aborts a process that exits while a session is being
    built on another thread (`graph show` did, before the model was ready).
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ._shared_search import Shared
 from .embedding import Embedder
 from .errors import EmbedderError
 from .models import ContextFragment, RequestFilters
@@ -38,6 +40,7 @@ class QueryVectors:
         self._index = index
         self._vectors: dict[str, NDArray[np.float32]] = {}
         self._lock = threading.Lock()
+        self._nearest = Shared[VectorHit]()
 
     @property
     def embedder(self) -> str:
@@ -56,8 +59,12 @@ class QueryVectors:
             return vector
 
     def nearest(self, query: str, limit: int, filters: RequestFilters) -> Sequence[VectorHit]:
-        """The fragments most similar to `query` first, ties by id."""
-        return self._index.nearest(self._vector(query), limit, filters)
+        """The fragments most similar to `query` first, ties by id; one search for the
+        strategies of a request that ask the same (see `_shared_search`).
+        """
+        return self._nearest.search(
+            query, limit, filters, lambda: self._index.nearest(self._vector(query), limit, filters)
+        )
 
     def similarities(
         self, query: str, fragments: Sequence[ContextFragment]

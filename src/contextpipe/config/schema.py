@@ -98,7 +98,7 @@ class FusionSettings(BaseModel):
     model_config = _STRICT
 
     rrf_k: int = Field(
-        default=60, gt=0, description="RRF constant k: score = sum(weight / (k + rank))."
+        default=5, gt=0, description="RRF constant k: score = sum(weight / (k + rank))."
     )
 
 
@@ -108,7 +108,7 @@ class PackingSettings(BaseModel):
     model_config = _STRICT
 
     mmr_lambda: float = Field(
-        default=0.75,
+        default=1.0,
         ge=0.0,
         le=1.0,
         description="MMR trade-off: 1 = relevance only, 0 = diversity only.",
@@ -224,8 +224,13 @@ class StrategySettings(BaseModel):
     model_config = _STRICT
 
     enabled: bool = Field(default=True, description="Run this strategy at all.")
-    weight: float = Field(
-        default=1.0, ge=0.0, description="Allocation and fusion weight (times quality)."
+    weight: float | None = Field(
+        default=None,
+        ge=0.0,
+        description=(
+            "Allocation and fusion weight (times quality). Unset: the strategy's own default"
+            " weight, 1 unless it declares another (relevance: 8)."
+        ),
     )
     floor_tokens: int = Field(
         default=0, ge=0, description="Tokens guaranteed to this strategy when it runs."

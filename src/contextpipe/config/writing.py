@@ -37,11 +37,16 @@ def _write_table(lines: list[str], header: str, model: BaseModel) -> None:
     lines.append("")
 
 
-def default_config_toml(strategy_options: Mapping[str, BaseModel | None] | None = None) -> str:
+def default_config_toml(
+    strategy_options: Mapping[str, BaseModel | None] | None = None,
+    strategy_weights: Mapping[str, float] | None = None,
+) -> str:
     """The commented default `config.toml` that `contextpipe config init` writes.
 
     `strategy_options` maps each strategy name to its options model (defaults and field
-    descriptions), so plugins' own settings are written and commented like the core's.
+    descriptions), so plugins' own settings are written and commented like the core's;
+    `strategy_weights` maps it to the weight it runs with when config sets none (its
+    declared `default_weight`), written as its `weight`.
     """
     settings = Settings()
     lines = [
@@ -56,7 +61,8 @@ def default_config_toml(strategy_options: Mapping[str, BaseModel | None] | None 
             _write_table(lines, name, value)
     for strategy_name, options in sorted((strategy_options or {}).items()):
         lines.append(_comment(f"Strategy {strategy_name}: {StrategySettings.__doc__}"))
-        _write_table(lines, f"strategies.{strategy_name}", StrategySettings())
+        weight = (strategy_weights or {}).get(strategy_name)
+        _write_table(lines, f"strategies.{strategy_name}", StrategySettings(weight=weight))
         if options is not None:
             _write_table(lines, f"strategies.{strategy_name}.options", options)
     text = "\n".join(lines).rstrip() + "\n"

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from contextpipe import ContextpipeError, EmbedProgress, IndexProgress, Pipeline
+from contextpipe import (
+    ContextpipeError,
+    EmbedProgress,
+    IndexProgress,
+    Pipeline,
+    RetrievalMemo,
+)
 
 from .beir import BeirSet, write_corpus
 
@@ -32,13 +38,18 @@ class Project:
     config: Path | None
     documents: Mapping[str, str]
 
-    def open(self, overrides: Mapping[str, Any] | None = None) -> Pipeline:
-        """A pipeline on the project's store, with the user's settings and `overrides`."""
+    def open(
+        self, overrides: Mapping[str, Any] | None = None, memo: RetrievalMemo | None = None
+    ) -> Pipeline:
+        """A pipeline on the project's store, with the user's settings and `overrides`
+        (and strategies' answers kept in `memo`, see `Pipeline.open`).
+        """
         return Pipeline.open(
             store=self.root / ".contextpipe",
             config=self.config,
             project_dir=self.root,
             overrides=overrides,
+            memo=memo,
         )
 
     def document(self, path: str) -> str | None:

@@ -6,32 +6,42 @@ Rules:
    judged queries given. Every trial is a pipeline over the one index of the project, with
    the trial's values as overrides of the user's settings.
 2. What is searched, in this order:
-   - `strategies.NAME.weight` of each loaded, enabled strategy, in name order, over
-     `WEIGHTS`; only when two or more such strategies are loaded (alone, a strategy's
-     weight changes nothing: fusion and packing read relative scores);
+   - `strategies.NAME.weight` of each loaded, enabled strategy, in name order, over its
+     effective weight (the configured one, else the strategy's `default_weight`; 1 when
+     that is 0) times each of `WEIGHT_FACTORS`; only when two or more such strategies are
+     loaded (alone, a strategy's weight changes nothing: fusion and packing read relative
+     scores);
    - `fusion.rrf_k`, the RRF constant, over `RRF_KS`;
    - `packing.mmr_lambda`, relevance against diversity, over `MMR_LAMBDAS`.
-3. The search is coordinate ascent, one pass: it starts from the user's effective values
-   (the first trial, the baseline), then tries each value of each parameter with the other
+3. The search is coordinate ascent: it starts from the user's effective values (the first
+   trial, the baseline), then tries each value of each parameter with the other
    parameters at their best so far. A value becomes the best only when its score (rounded
    to 4 decimals, as reported) is higher than the best's: ties keep the earlier, the
-   user's value first. A combination already tried is not tried again.
+   user's value first. A combination already tried is not tried again. A pass that found
+   a better value is followed by another (a weight tuned at one `rrf_k` may be beaten at
+   the `rrf_k` found after it), at most `PASSES` in all.
 4. Same data and settings, same trials in the same order, same winners.
+5. Every trial shares one `RetrievalMemo`: a strategy asked the same query at the same
+   allocation by an earlier trial (any trial that changed only `rrf_k` or `mmr_lambda`,
+   or weights that split the budget alike) is not run again. Only fusion and packing,
+   which those settings change, are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from contextpipe import Pipeline
+from contextpipe import Pipeline, RetrievalMemo
 
 from .beir import BeirSet
 from .measure import EvalProgress, ndcg_at_10
 from .project import Project
 
-#: Candidate strategy weights (rule 2).
-WEIGHTS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: Candidate strategy weights, as multiples of the strategy's effective weight (rule 2).
+WEIGHT_FACTORS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: Most passes of coordinate ascent (rule 3).
+PASSES = 2
 #: Candidate RRF constants.
 RRF_KS: tuple[int, ...] = (5, 10, 20, 40, 60, 100)
 #: Candidate MMR trade-offs.
@@ -89,13 +99,14 @@ def searched(project: Project) -> tuple[list[Parameter], Values]:
     """The settings searched on this project (rule 2), in order, and the user's values."""
     pipeline = project.open()
     try:
-        found = _parameters(pipeline)
-        return found, _current_values(pipeline, found)
+        values = _current_values(pipeline)
+        found = _parameters(pipeline, values)
+        return found, {parameter.key: values[parameter.key] for parameter in found}
     finally:
         pipeline.close()
 
 
-def _parameters(pipeline: Pipeline) -> list[Parameter]:
+def _parameters(pipeline: Pipeline, values: Values) -> list[Parameter]:
     """The settings searched for this pipeline's strategies (rule 2), in order."""
     settings = pipeline.settings
     enabled = [
@@ -103,7 +114,11 @@ def _parameters(pipeline: Pipeline) -> list[Parameter]:
         for registered in pipeline.strategies
         if settings.strategy(registered.strategy.name).enabled
     ]
-    weights = [Parameter(f"strategies.{name}.weight", WEIGHTS) for name in enabled]
+    weights: list[Parameter] = []
+    for name in enabled:
+        key = f"strategies.{name}.weight"
+        base = values[key] or 1.0
+        weights.append(Parameter(key, tuple(base * factor for factor in WEIGHT_FACTORS)))
     return [
         *(weights if len(enabled) > 1 else []),
         Parameter("fusion.rrf_k", RRF_KS),
@@ -111,51 +126,76 @@ def _parameters(pipeline: Pipeline) -> list[Parameter]:
     ]
 
 
-def _current_values(pipeline: Pipeline, found: Sequence[Parameter]) -> Values:
-    """The user's effective value of each searched setting."""
+def _current_values(pipeline: Pipeline) -> Values:
+    """The user's effective value of each setting that may be searched (a strategy's
+    weight, when config sets none, is its declared default).
+    """
     settings = pipeline.settings
     values: Values = {}
-    for parameter in found:
-        section, *rest = parameter.key.split(".")
-        if section == "strategies":
-            values[parameter.key] = settings.strategy(rest[0]).weight
-        elif section == "fusion":
-            values[parameter.key] = settings.fusion.rrf_k
-        else:
-            values[parameter.key] = settings.packing.mmr_lambda
+    for registered in pipeline.strategies:
+        name = registered.strategy.name
+        configured = settings.strategy(name).weight
+        values[f"strategies.{name}.weight"] = (
+            registered.default_weight if configured is None else configured
+        )
+    values["fusion.rrf_k"] = settings.fusion.rrf_k
+    values["packing.mmr_lambda"] = settings.packing.mmr_lambda
     return values
 
 
 def tune(project: Project, data: BeirSet, progress: EvalProgress | None = None) -> Tuning:
     """Search the settings of rule 2 by the method of rule 3."""
-    found, best = searched(project)
+    found, start = searched(project)
+    memo = RetrievalMemo()
+    count = 0
+
+    def objective(values: Values) -> float:
+        nonlocal count
+        count += 1
+        if progress is not None:
+            changed = _changes(values, start) or "the settings as they are"
+            progress.started(f"trial {count}: {changed}", len(data.queries))
+        return _score(project, data, values, memo, progress)
+
+    return Tuning(len(data.queries), tuple(search(found, start, objective)))
+
+
+def search(
+    found: Sequence[Parameter], start: Values, objective: Callable[[Values], float]
+) -> list[Trial]:
+    """Coordinate ascent (rule 3) over `found` from `start`: every trial in the order
+    tried, each combination scored once by `objective`.
+    """
     trials: dict[tuple[tuple[str, float | int], ...], Trial] = {}
 
     def trial(values: Values) -> Trial:
         key = tuple(values.items())
         if key not in trials:
-            if progress is not None:
-                changed = _changes(values, best) or "the settings as they are"
-                progress.started(f"trial {len(trials) + 1}: {changed}", len(data.queries))
-            trials[key] = Trial(values, _score(project, data, values, progress))
+            trials[key] = Trial(values, objective(values))
         return trials[key]
 
+    best = dict(start)
     best_score = trial(best).ndcg_10
-    for parameter in found:
-        for candidate in parameter.candidates:
-            tried = trial({**best, parameter.key: candidate})
-            if tried.ndcg_10 > best_score:
-                best, best_score = tried.values, tried.ndcg_10
-    return Tuning(len(data.queries), tuple(trials.values()))
+    for _ in range(PASSES):
+        improved = False
+        for parameter in found:
+            for candidate in parameter.candidates:
+                tried = trial({**best, parameter.key: candidate})
+                if tried.ndcg_10 > best_score:
+                    best, best_score, improved = tried.values, tried.ndcg_10, True
+        if not improved:
+            break
+    return list(trials.values())
 
 
 def _score(
     project: Project,
     data: BeirSet,
     values: Mapping[str, float | int],
+    memo: RetrievalMemo,
     progress: EvalProgress | None,
 ) -> float:
-    pipeline = project.open(overrides=values)
+    pipeline = project.open(overrides=values, memo=memo)
     try:
         return ndcg_at_10(pipeline, project, data, progress)
     finally:

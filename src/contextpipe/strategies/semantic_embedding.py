@@ -6,7 +6,9 @@ Rules:
    space in the store (the planner skips it, with the reason, otherwise).
 2. Candidates are the nearest full-text fragments whose cosine similarity to the query
    reaches `min_similarity`, most similar first, ties by id; enough of them to hold
-   twice the strategy's allocation and at least 20, at most `max_results`.
+   twice the strategy's allocation and at least 20, at most `max_results`. Each hit is a
+   fragment read from the store, so it asks for 32 first, and once more, for as many as
+   that page suggests are needed, only when those do not hold twice the allocation.
 3. Each reason gives the similarity, and the share of the store that has vectors when
    that is not all of it (vectors are computed after the text; a query never waits).
 4. `can_handle` is high for questions in words, low for a bare identifier or path.
@@ -14,8 +16,9 @@ Rules:
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +28,7 @@ from contextpipe import (
     ContextRequest,
     ContextStrategy,
     Settings,
+    VectorHit,
     hookimpl,
     strategy_options,
 )
@@ -36,6 +40,8 @@ _REACH = 2
 #: Proposed at least, however large the first ones: the packer may need smaller ones to
 #: fill the budget once large ones fall back to shorter depths.
 _AT_LEAST = 20
+#: Hits asked for first: the least proposed, and a margin for copies and the threshold.
+_FIRST_PAGE = 32
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CODE_LIKE = re.compile(r"[_./\\()\[\]{}<>:=]|[a-z][A-Z]")
 
@@ -91,9 +97,24 @@ class SemanticEmbeddingStrategy:
         vectors = backends.vectors
         if vectors is None:
             return []
-        hits = vectors.nearest(request.query, self.options.max_results, request.filters)
+        wanted, most = _REACH * budget, self.options.max_results
+        # Each hit is a fragment read from the store: ask for what the allocation needs,
+        # then once more when the first page runs out before holding it.
+        limit = min(most, _FIRST_PAGE)
+        hits = vectors.nearest(request.query, limit, request.filters)
+        held = _distinct_tokens(
+            hit for hit in hits if hit.similarity >= self.options.min_similarity
+        )
+        if (
+            len(hits) == limit < most
+            and held < wanted
+            and hits[-1].similarity >= self.options.min_similarity
+        ):
+            per_hit = max(1.0, held / len(hits))
+            limit = min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))
+            hits = vectors.nearest(request.query, limit, request.filters)
         source = f"to the query ({vectors.embedder}){vectors.coverage().remark()}"
-        wanted, held = _REACH * budget, 0
+        held = 0
         seen: set[str] = set()
         candidates: list[Candidate] = []
         for hit in hits:
@@ -122,6 +143,11 @@ class SemanticEmbeddingStrategy:
             "index` computes them after the text. Options: min_similarity (default 0.2), "
             "max_results (default 200)."
         )
+
+
+def _distinct_tokens(hits: Iterable[VectorHit]) -> int:
+    """Tokens of the hits' distinct texts (copies of one text are packed once)."""
+    return sum({hit.fragment.content_hash: hit.fragment.token_count for hit in hits}.values())
 
 
 @hookimpl
