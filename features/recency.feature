@@ -1,0 +1,56 @@
+Feature: The recency strategy weighs matches by their age
+  `recency` proposes what matches the request and was modified or added lately: a file's
+  last commit or modification time, a memory item's own timestamp. A match's score decays
+  exponentially with its age (`half_life_days`); a request may carry a reference time
+  (`as_of`) so that the answer is the same whenever it is asked; ties go by fragment id.
+
+  Background:
+    Given the memory items:
+      | text                                                  | session | user | at               | id  |
+      | The deploy freeze starts on Friday                     |         |      | 2024-05-01T10:00 | old |
+      | The deploy freeze moved to Thursday after the incident |         |      | 2024-05-29T10:00 | new |
+      | Lunch is at noon                                       |         |      | 2024-05-30T10:00 | off |
+
+  Scenario: The newer match comes first, and its reason gives its age and weight
+    When I ask recency alone for "deploy freeze" as of "2024-05-31T10:00"
+    Then recency proposes the memory "new, old" in this order
+    And the reason for "new" reads "2.0 days old (weight 0.955, half-life 30 d); BM25 matched deploy, freeze"
+
+  Scenario: The half-life decides how much age counts against a better match
+    Given the memory items:
+      | text                                    | session | user | at               | id     |
+      | deploy freeze deploy freeze checklist   |         |      | 2024-01-01T10:00 | strong |
+      | a note on the freeze                    |         |      | 2024-05-30T10:00 | weak   |
+    When I ask recency alone for "deploy freeze checklist" as of "2024-05-31T10:00" with a half-life of 10000 days
+    Then recency proposes "strong" before "weak"
+    When I ask recency alone for "deploy freeze checklist" as of "2024-05-31T10:00" with a half-life of 7 days
+    Then recency proposes "weak" before "strong"
+
+  Scenario: A request as of an earlier time leaves out what came later and is reproducible
+    When I ask recency alone for "deploy freeze" as of "2024-05-15T10:00"
+    Then recency proposes the memory "old" in this order
+    And the reason for "old" reads "14.0 days old (weight 0.724, half-life 30 d); BM25 matched deploy, freeze"
+    And asking the same again gives byte-identical JSON
+
+  Scenario: Equal scores come in fragment id order
+    Given the memory items:
+      | text                | session | user | at               | id |
+      | The quokka naps.    |         |      | 2024-05-20T10:00 | q3 |
+      | The quokka eats.    |         |      | 2024-05-20T10:00 | q1 |
+      | The quokka hops.    |         |      | 2024-05-20T10:00 | q2 |
+      | The quokka rests.   |         |      | 2024-05-10T10:00 | q0 |
+    When I ask recency alone for "quokka" as of "2024-05-31T10:00"
+    Then recency's first 3 candidates have equal scores, in fragment id order, before "q0"
+
+  Scenario: Files of one age give time nothing to tell apart: recency proposes nothing
+    Given the files "docs/a.md, docs/b.md, docs/c.md", each about budgets, all modified at "2024-05-01T10:00"
+    And the project is indexed
+    When I ask recency alone for "budgets" as of "2024-05-31T10:00" within the paths "docs/*"
+    Then recency proposes nothing
+
+  Scenario: A file's modification time is its age
+    Given the file "docs/a.md" about budgets modified at "2024-05-01T10:00"
+    And the file "docs/b.md" about budgets modified at "2024-05-30T10:00"
+    And the project is indexed
+    When I ask recency alone for "budgets" as of "2024-05-31T10:00" within the paths "docs/*"
+    Then recency proposes the files "docs/b.md, docs/a.md" in this order
