@@ -89,3 +89,17 @@ Feature: Memory items: notes and conversations with a time and a scope
       | [{"id": "D1:1", "speaker": "Ann", "time": "2024-05-07", "text": ""}]        | talk.json: turn 1: "text" must be a non-empty string     |
       | [{"id": "D1:1", "speaker": "Ann", "time": "May 7th", "text": "hi"}]         | talk.json: turn 1: "time" 'May 7th' is not an ISO 8601 time |
       | [{"id": "a", "speaker": "A", "time": "2024-05-07", "text": "x"}, {"id": "a", "speaker": "A", "time": "2024-05-07", "text": "y"}] | talk.json: turn 2: "id" 'a' appears twice |
+
+  Scenario: A store of layout 8 is upgraded in place by the next write, keeping every file
+    Given the store is turned back into layout 8, as the previous version wrote it
+    When I ask for "deployed" within 400 tokens
+    Then the assembly fails with StoreError saying "index has layout 8, this contextpipe reads 9; run `contextpipe index PATH` to upgrade or rebuild it"
+    Given the memory items:
+      | text                              | session | user | at               |
+      | The switch is flipped by Dana     | s-1     |      | 2024-05-07T10:00 |
+    When I index the project
+    Then the index summary counts:
+      | what          | count |
+      | files indexed | 0     |
+    And a request about "switch deployed" as session "s-1" holds the memory "The switch is flipped by Dana"
+    And the store counts 1 files

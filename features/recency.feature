@@ -2,7 +2,7 @@ Feature: The recency strategy weighs matches by their age
   `recency` proposes what matches the request and was modified or added lately: a file's
   last commit or modification time, a memory item's own timestamp. A match's score decays
   exponentially with its age (`half_life_days`); a request may carry a reference time
-  (`as_of`) so that the answer is the same whenever it is asked; ties go by fragment id.
+  (`as_of`) so that what came later is left out; ties go by fragment id.
 
   Background:
     Given the memory items:
@@ -14,7 +14,8 @@ Feature: The recency strategy weighs matches by their age
   Scenario: The newer match comes first, and its reason gives its age and weight
     When I ask recency alone for "deploy freeze" as of "2024-05-31T10:00"
     Then recency proposes the memory "new, old" in this order
-    And the reason for "new" reads "2.0 days old (weight 0.955, half-life 30 d); BM25 matched deploy, freeze"
+    And the reason for "new" reads "from 2024-05-29 10:00, the newest match (weight 1.000, half-life 30 d); BM25 matched deploy, freeze"
+    And the reason for "old" reads "from 2024-05-01 10:00, 28.0 days before the newest match (weight 0.524, half-life 30 d); BM25 matched deploy, freeze"
 
   Scenario: The half-life decides how much age counts against a better match
     Given the memory items:
@@ -29,8 +30,13 @@ Feature: The recency strategy weighs matches by their age
   Scenario: A request as of an earlier time leaves out what came later and is reproducible
     When I ask recency alone for "deploy freeze" as of "2024-05-15T10:00"
     Then recency proposes the memory "old" in this order
-    And the reason for "old" reads "14.0 days old (weight 0.724, half-life 30 d); BM25 matched deploy, freeze"
+    And the reason for "old" reads "from 2024-05-01 10:00, the newest match (weight 1.000, half-life 30 d); BM25 matched deploy, freeze"
     And asking the same again gives byte-identical JSON
+
+  Scenario: Without a reference time, scores and reasons do not change as time passes
+    When I ask recency alone for "deploy freeze" now
+    And I ask recency alone for "deploy freeze" a year from now
+    Then both answers are the same candidates with the same scores and reasons
 
   Scenario: Equal scores come in fragment id order
     Given the memory items:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from behave import given, then, when
 from behave.runner import Context
@@ -52,6 +52,25 @@ def recency_in_paths(context: Context, query: str, moment: str, paths: str) -> N
     filters = RequestFilters(paths=tuple(p.strip() for p in paths.split(",")))
     request = ContextRequest(query=query, budget=2000, as_of=_moment(moment), filters=filters)
     _retrieve(context, "recency", request)
+
+
+@when('I ask recency alone for "{query}" now')
+def recency_now(context: Context, query: str) -> None:
+    _retrieve(context, "recency", ContextRequest(query=query, budget=2000))
+    context.answers = [*getattr(context, "answers", []), context.candidates]
+
+
+@when('I ask recency alone for "{query}" a year from now')
+def recency_later(context: Context, query: str) -> None:
+    later = datetime.now(UTC) + timedelta(days=365)
+    _retrieve(context, "recency", ContextRequest(query=query, budget=2000, as_of=later))
+    context.answers = [*getattr(context, "answers", []), context.candidates]
+
+
+@then("both answers are the same candidates with the same scores and reasons")
+def same_answers(context: Context) -> None:
+    first, second = context.answers
+    assert first and first == second, (first, second)
 
 
 @when('I ask recency alone for "{query}" as of "{moment}"')

@@ -14,13 +14,17 @@ Rules, in order:
 3. A fragment's match is its BM25 score over the pool's best (0 to 1) and, where vectors
    exist, its cosine similarity (below 0 counts 0), averaged; a newest fragment found by
    neither search counts half the share of query terms it holds.
-4. Its score is its match times `0.5 ** (age / half_life_days)`: a fragment as old as
-   the half-life weighs half as much as one from the reference time.
+4. Its score is its match times `0.5 ** (age / half_life_days)`, the age counted from the
+   newest fragment of the pool: a fragment a half-life older than the newest weighs half
+   as much. (Counting from the newest rather than from the reference time changes every
+   score by one factor, so not the order; and so a request without `as_of` gives the
+   same scores and reasons whenever it is asked, until the store changes.)
 5. When the pooled fragments (two or more) differ in age by less than `same_age_share`
    of the half-life, time tells them apart too little to add anything to the other
    strategies: it proposes nothing.
 6. Candidates come best score first, ties by fragment id, enough to hold twice its
-   allocation and at least 20; each reason gives the age, the decay and the match.
+   allocation and at least 20; each reason gives the time, the age against the newest
+   match, the weight and the match.
 """
 
 from __future__ import annotations
@@ -105,16 +109,16 @@ class RecencyStrategy:
         if not pool:
             return []
         ages = {fid: _age_days(fragment, reference) for fid, (fragment, _, _) in pool.items()}
-        half_life = self.options.half_life_days
-        spread = max(ages.values()) - min(ages.values())
-        if len(ages) > 1 and spread < self.options.same_age_share * half_life:
+        half_life, newest = self.options.half_life_days, min(ages.values())
+        if len(ages) > 1 and max(ages.values()) - newest < self.options.same_age_share * half_life:
             return []  # rule 5
         scored: list[tuple[float, str, Candidate]] = []
         for fid, (fragment, match, how) in pool.items():
-            decay = 0.5 ** (ages[fid] / half_life)
+            older = ages[fid] - newest
+            decay = 0.5 ** (older / half_life)
             score = match * decay
             weight = f"weight {decay:.3f}, half-life {half_life:g} d"
-            reason = f"{_age_words(ages[fid])} ({weight}); {how}"
+            reason = f"{_time_words(fragment, older)} ({weight}); {how}"
             scored.append((score, fid, Candidate(fragment=fragment, score=score, reason=reason)))
         scored.sort(key=lambda item: (-item[0], item[1]))
         wanted, held = _REACH * budget, 0
@@ -193,13 +197,16 @@ def _age_days(fragment: ContextFragment, reference: datetime) -> float:
     return max(0.0, (reference - _aware(modified)).total_seconds() / _DAY_SECONDS)
 
 
-def _age_words(days: float) -> str:
-    """'modified 3.0 days before the reference time', in the unit that reads best."""
-    if days == float("inf"):
+def _time_words(fragment: ContextFragment, older: float) -> str:
+    """'from 2024-05-29 10:00, 2.0 days before the newest match' (UTC)."""
+    modified = fragment.source.modified_at
+    if modified is None:
         return "time unknown"
-    if days < 1:
-        return f"{days * 24:.1f} hours old"
-    return f"{days:.1f} days old"
+    stamp = _aware(modified).astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    if older == 0:
+        return f"from {stamp}, the newest match"
+    span = f"{older * 24:.1f} hours" if older < 1 else f"{older:.1f} days"
+    return f"from {stamp}, {span} before the newest match"
 
 
 @hookimpl
