@@ -137,6 +137,7 @@ def layout_8(context: Context) -> None:
             DROP TABLE memory;
             DROP TABLE pins;
             DROP TABLE access_log;
+            DROP INDEX fragments_by_time;
             UPDATE meta SET value = '8' WHERE key = 'schema_version';
             """,
     )

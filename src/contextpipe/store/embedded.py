@@ -66,9 +66,10 @@ SCHEMA_VERSION = "9"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
-#: Memory items (each a row of `files` too, which `files()` leaves out), pins, and the
-#: access log of sessions (layout 9).
-_MEMORY_SCHEMA = """
+#: Memory items (each a row of `files` too, which `files()` leaves out), pins, the access
+#: log of sessions, and the full texts by time for the timeline (layout 9).
+_LAYOUT_9 = """
+CREATE INDEX IF NOT EXISTS fragments_by_time ON fragments(modified_at, id) WHERE depth = 9;
 CREATE TABLE IF NOT EXISTS memory (
     path TEXT PRIMARY KEY REFERENCES files(path) ON DELETE CASCADE,
     id TEXT NOT NULL,
@@ -142,7 +143,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 );
 """
     + TEXT_SCHEMA
-    + _MEMORY_SCHEMA
+    + _LAYOUT_9
 )
 
 
@@ -213,8 +214,8 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
         "ALTER TABLE edges_8 RENAME TO edges",
         "CREATE INDEX edges_by_path ON edges(path)",
     ),
-    # Layout 8 had no memory items, pins or access log; nothing else changed.
-    "8": tuple(statement for statement in _MEMORY_SCHEMA.split(";") if statement.strip()),
+    # Layout 8 had no memory items, pins or access log, and sorted the timeline in full.
+    "8": tuple(statement for statement in _LAYOUT_9.split(";") if statement.strip()),
 }
 
 #: The rows of `files` that are files, not memory items.
