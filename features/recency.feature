@@ -20,12 +20,19 @@ Feature: The recency strategy weighs matches by their age
   Scenario: The half-life decides how much age counts against a better match
     Given the memory items:
       | text                                    | session | user | at               | id     |
-      | deploy freeze deploy freeze checklist   |         |      | 2024-01-01T10:00 | strong |
-      | a note on the freeze                    |         |      | 2024-05-30T10:00 | weak   |
+      | deploy freeze checklist: freeze every deploy, check the checklist | | | 2024-01-01T10:00 | strong |
+      | the deploy freeze checklist moved, see the wiki page for it       | | | 2024-05-30T10:00 | weak   |
     When I ask recency alone for "deploy freeze checklist" as of "2024-05-31T10:00" with a half-life of 10000 days
     Then recency proposes "strong" before "weak"
     When I ask recency alone for "deploy freeze checklist" as of "2024-05-31T10:00" with a half-life of 7 days
     Then recency proposes "weak" before "strong"
+
+  Scenario: A recent fragment that barely matches is not a recent match
+    Given the memory items:
+      | text | session | user | at | id |
+      | Someone mentioned a freeze at the long meeting yesterday, between lunch and the coffee break | | | 2024-05-30T12:00 | vague |
+    When I ask recency alone for "deploy freeze" as of "2024-05-31T10:00"
+    Then recency proposes the memory "new, old" in this order
 
   Scenario: A request as of an earlier time leaves out what came later and is reproducible
     When I ask recency alone for "deploy freeze" as of "2024-05-15T10:00"

@@ -13,7 +13,9 @@ Rules, in order:
    that share a word with it.
 3. A fragment's match is its BM25 score over the pool's best (0 to 1) and, where vectors
    exist, its cosine similarity (below 0 counts 0), averaged; a newest fragment found by
-   neither search counts half the share of query terms it holds.
+   neither search counts half the share of query terms it holds. Only fragments whose
+   match reaches `min_match` times the best match of the pool are recent *matches*: time
+   orders what matches the request well, it does not promote what barely does.
 4. Its score is its match times `0.5 ** (age / half_life_days)`, the age counted from the
    newest fragment of the pool: a fragment a half-life older than the newest weighs half
    as much. (Counting from the newest rather than from the reference time changes every
@@ -75,6 +77,12 @@ class RecencyOptions(BaseModel):
     pool_size: int = Field(
         default=100, ge=1, le=2000, description="Matches drawn from each source (1-2000)."
     )
+    min_match: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Least match, as a share of the pool's best, of a fragment proposed.",
+    )
     same_age_share: float = Field(
         default=0.01,
         ge=0.0,
@@ -106,6 +114,12 @@ class RecencyStrategy:
     ) -> Sequence[Candidate]:
         reference = _aware(request.as_of or datetime.now(UTC))
         pool = self._pool(request, backends, reference)
+        best = max((match for _, match, _ in pool.values()), default=0.0)
+        pool = {
+            fid: entry
+            for fid, entry in pool.items()
+            if entry[1] > 0 and entry[1] >= self.options.min_match * best
+        }
         if not pool:
             return []
         ages = {fid: _age_days(fragment, reference) for fid, (fragment, _, _) in pool.items()}
@@ -177,7 +191,8 @@ class RecencyStrategy:
             "last commit or modification time, a memory item's own timestamp. Ages are "
             "counted from the request's as_of (else now), and later fragments are left out. "
             "Proposes nothing when all matches are of about one age. Options: half_life_days "
-            "(default 30), pool_size (default 100), same_age_share (default 0.01)."
+            "(default 30), pool_size (default 100), min_match (default 0.5: least share of "
+            "the best match), same_age_share (default 0.01)."
         )
 
 

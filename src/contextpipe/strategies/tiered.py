@@ -4,11 +4,11 @@ Rules, in order:
 
 1. **hot**: the pinned items (`[memory] pinned` and `contextpipe pin`), then the
    request's working set: the nodes and files its `focus` names.
-2. **warm**: what matches the request (what long-term search, 3, finds) and is recent:
-   the nodes recent assemblies of the request's session delivered (the store's access
-   log, latest first; an item used lately but beside the point of this request is not
-   given again), then those of the `warm_memory` newest memory items the request may see
-   from before its `as_of`, in search order.
+2. **warm**: what matches the request well (among the best `warm_rank` of long-term
+   search, 3) and is recent: the nodes recent assemblies of the request's session
+   delivered (the store's access log, latest first; an item used lately but beside the
+   point of this request is not given again), then those of the `warm_memory` newest
+   memory items the request may see from before its `as_of`, in search order.
 3. **cold**: long-term search over everything else: the best `cold_results` text-search
    hits and, where vectors exist, as many nearest texts, merged by reciprocal rank.
 4. Tiers are filled in that order, each fragment once (in its first tier), until the
@@ -67,6 +67,12 @@ class TieredOptions(BaseModel):
         ge=0,
         le=1000,
         description="Newest memory items weighed for the warm tier (0-1000).",
+    )
+    warm_rank: int = Field(
+        default=10,
+        ge=0,
+        le=2000,
+        description="Warm items must be among this many best of long-term search (0-2000).",
     )
     cold_results: int = Field(
         default=100, ge=0, le=2000, description="Hits of long-term search weighed (0-2000)."
@@ -138,7 +144,8 @@ class TieredStrategy:
         found: list[tuple[ContextFragment, str]] = []
         # Only what long-term search finds is warm: an item used lately but beside the
         # point of this request is not given again (and so not logged again, for ever).
-        rank = {fragment.id: number for number, (fragment, _) in enumerate(cold, start=1)}
+        best = cold[: self.options.warm_rank]
+        rank = {fragment.id: number for number, (fragment, _) in enumerate(best, start=1)}
         if request.session:
             used = sessions.recently_used(request.session, self.options.warm_used, request.filters)
             found += [(f, "used lately by this session") for f in used if f.id in rank]
@@ -174,7 +181,7 @@ class TieredStrategy:
             "session's recent assemblies delivered, and recent memory that long-term search "
             "finds), cold (long-term text and vector search). Each reason names its tier. "
             "Declines without a session, focus or pins. Options: hot_items (50), warm_used "
-            "(20), warm_memory (50), cold_results (100)."
+            "(20), warm_memory (50), warm_rank (10), cold_results (100)."
         )
 
 
