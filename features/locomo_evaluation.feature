@@ -48,3 +48,13 @@ Feature: Recall of conversational memory, measured on LoCoMo-format files
       """
     When the LoCoMo file "broken.json" is read
     Then it fails saying "broken.json: sample 'x': session_1_date_time: 'May 8th' is not a time like"
+
+  Scenario: A turn that shares a photo is remembered with the photo's caption, not its search query
+    Given a file "photo.json" containing:
+      """
+      [{"sample_id": "p", "conversation": {"session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": [
+        {"speaker": "Ann", "dia_id": "D1:1", "text": "Look at this!", "blip_caption": "a photo of a dog on a beach", "query": "greyhound beach"}]},
+       "qa": []}]
+      """
+    When the LoCoMo file "photo.json" is read
+    Then the turn "D1:1" of "p" reads "Look at this! [shares a photo of a dog on a beach]", said by "Ann" at "2023-05-08T13:56:00+00:00"

@@ -53,9 +53,18 @@ def evaluate(context: Context, name: str) -> None:
 def read(context: Context, name: str) -> None:
     context.error = None
     try:
-        read_locomo(context.project / name)
+        context.conversations = read_locomo(context.project / name)
     except ContextpipeError as exc:
         context.error = exc
+
+
+@then('the turn "{turn}" of "{sample}" reads "{text}", said by "{speaker}" at "{moment}"')
+def turn_reads(
+    context: Context, turn: str, sample: str, text: str, speaker: str, moment: str
+) -> None:
+    (conversation,) = [c for c in context.conversations if c.sample_id == sample]
+    (item,) = [t for t in conversation.turns if t.id == turn]
+    assert (item.text, item.speaker, item.at.isoformat()) == (text, speaker, moment), item
 
 
 @then(

@@ -10,7 +10,9 @@ Method (figures are only comparable when measured the same way):
 
 1. Each conversation is remembered as the memory of the user `locomo/<sample_id>`, one
    item per turn that keeps its dia_id, said at its session's time plus its place in the
-   session in seconds (so that turns keep their order); all conversations go into one
+   session in seconds (so that turns keep their order); a turn that shares a photo reads
+   `text [shares <its blip_caption>]`, as the photo is part of what was said (the
+   image-search `query` it was found by is not); all conversations go into one
    temporary store under the user's settings (their store is never touched), and vectors
    are computed as `contextpipe index` computes them.
 2. Each question is asked as that user, in a session of its own for each configuration
@@ -214,9 +216,11 @@ def _turn(turn: object, where: str, sample_id: str, at: datetime, place: int) ->
     ids = normalised_ids(values["dia_id"])
     if len(ids) != 1:
         raise ContextpipeError(f'{where}: "dia_id" {values["dia_id"]!r} is not like D1:3')
+    caption = record.get("blip_caption")
+    shared = f" [shares {caption.strip()}]" if isinstance(caption, str) and caption.strip() else ""
     return MemoryItem(
         id=ids[0],
-        text=values["text"],
+        text=values["text"] + shared,
         at=at + timedelta(seconds=place),
         scope=MemoryScope.USER,
         owner=f"locomo/{sample_id}",
