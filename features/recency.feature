@@ -1,5 +1,6 @@
 Feature: The recency strategy weighs matches by their age
-  `recency` proposes what matches the request and was modified or added lately: a file's
+  `recency` proposes, for a query that asks for what is new ("latest", "recent",
+  "changed"), what matches the request and was modified or added lately: a file's
   last commit or modification time, a memory item's own timestamp. A match's score decays
   exponentially with its age (`half_life_days`); a request may carry a reference time
   (`as_of`) so that what came later is left out; ties go by fragment id.
@@ -35,7 +36,7 @@ Feature: The recency strategy weighs matches by their age
     Then recency proposes the memory "new, old" in this order
 
   Scenario: A request as of an earlier time leaves out what came later and is reproducible
-    When I ask recency alone for "deploy freeze" as of "2024-05-15T10:00"
+    When I ask recency alone for "the latest deploy freeze" as of "2024-05-15T10:00"
     Then recency proposes the memory "old" in this order
     And the reason for "old" reads "from 2024-05-01 10:00, the newest match (weight 1.000, half-life 30 d); BM25 matched deploy, freeze"
     And asking the same again gives byte-identical JSON
@@ -67,3 +68,9 @@ Feature: The recency strategy weighs matches by their age
     And the project is indexed
     When I ask recency alone for "budgets" as of "2024-05-31T10:00" within the paths "docs/*"
     Then recency proposes the files "docs/b.md, docs/a.md" in this order
+
+  Scenario: A query that asks nothing of time is left to the other strategies
+    When I ask for "deploy freeze" within 500 tokens using only the strategy "recency"
+    Then the report of "recency" says skipped with a reason mentioning "can_handle returned 0"
+    When I ask for "the latest deploy freeze" within 500 tokens using only the strategy "recency"
+    Then the report of "recency" says ok

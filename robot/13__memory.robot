@@ -79,11 +79,11 @@ A Query As Of An Earlier Time Leaves Out Later Memory And Weighs By Age
     ...    --at    2024-05-01T10:00    --id    early
     Run contextpipe    remember    The kiln fires at 1200 degrees now    --session    times
     ...    --at    2024-05-20T10:00    --id    late
-    ${context}=    Query As JSON    kiln fires    2000    --session    times
+    ${context}=    Query As JSON    latest kiln fires    2000    --session    times
     ...    --strategy    recency    --as-of    2024-05-10T00:00
     ${uris}=    Evaluate    [f["uko_uri"] for f in $context["fragments"]]
     Should Be Equal    ${uris}    ${{ ["uko://memory/session/times/early"] }}
-    ${context}=    Query As JSON    kiln fires    2000    --session    times
+    ${context}=    Query As JSON    latest kiln fires    2000    --session    times
     ...    --strategy    recency    --as-of    2024-05-31T00:00
     ${reasons}=    Evaluate    [f["provenance"][0]["reason"] for f in $context["fragments"]]
     Should Start With    ${reasons}[0]    from 2024-05-20 10:00, the newest match
