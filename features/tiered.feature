@@ -92,3 +92,14 @@ Feature: The tiered strategy fills hot, then warm, then cold memory
     Given the project is indexed
     When I ask for "release" within 500 tokens using only the strategy "tiered"
     Then the report of "tiered" says skipped with a reason mentioning "can_handle returned 0"
+
+  Scenario: Only recent memory among the best matches is warm
+    Given the project is indexed
+    And the memory items:
+      | text                                              | session | user | at               |
+      | The release checklist: release notes, release tag | s-1     |      | 2024-05-20T10:00 |
+      | Someone asked about a release at lunch            | s-1     |      | 2024-05-30T10:00 |
+    When session "s-1" asks tiered alone for "release checklist" with warm items among the best 1
+    Then tiered puts the memory in the tiers "warm, cold"
+    When session "s-1" asks tiered alone for "release checklist" with warm items among the best 10
+    Then tiered puts the memory in the tiers "warm, warm"

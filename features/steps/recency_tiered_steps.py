@@ -12,6 +12,7 @@ from testkit import assemble, pipeline, result, set_mtime, write_files
 
 from contextpipe import Candidate, ContextRequest, RequestFilters, StrategySelection
 from contextpipe.strategies.recency import RecencyOptions, RecencyStrategy
+from contextpipe.strategies.tiered import TieredOptions, TieredStrategy
 
 _TIMINGS = re.compile(r'("elapsed_ms": )[0-9.e+-]+|("timings_ms": )\{[^}]*\}')
 
@@ -163,6 +164,13 @@ def session_given(context: Context, session: str, query: str) -> None:
     assert answer.fragments, f"nothing was given for {query!r}"
 
 
+@when('session "{session}" asks tiered alone for "{query}" with warm items among the best {rank:d}')
+def tiered_warm_rank(context: Context, session: str, query: str, rank: int) -> None:
+    request = ContextRequest(query=query, budget=2000, session=session)
+    strategy = TieredStrategy(TieredOptions(warm_rank=rank))
+    _retrieve(context, "tiered", request, strategy)
+
+
 @when('session "{session}" asks tiered alone for "{query}" with the focus "{focus}"')
 def tiered_focus(context: Context, session: str, query: str, focus: str) -> None:
     request = ContextRequest(query=query, budget=2000, session=session, focus=(focus,))
@@ -210,3 +218,9 @@ def tiered_reasons(context: Context) -> None:
         first.setdefault(candidate.fragment.source.path, candidate.reason)
     for row in context.table:
         assert first.get(row["path"]) == row["reason"], first
+
+
+@then('tiered puts the memory in the tiers "{tiers}"')
+def memory_tiers(context: Context, tiers: str) -> None:
+    found = [tier for path, tier in _tiered_paths(context) if path.startswith("memory:")]
+    assert found == [t.strip() for t in tiers.split(",")], _tiered_paths(context)
