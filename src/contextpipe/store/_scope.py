@@ -9,7 +9,8 @@ Rules:
 2. What a request may not see is left out before ranking is cut, so it never hides a match
    the request may see: a search without path or kind filters asks the ranking for as many
    more as are hidden and drops those (keeping the unfiltered search's pruning and its
-   approximate vector index); with filters, the filter's row ids already leave them out.
+   approximate vector index); with filters, or when more are hidden than asked for, the
+   filter's row ids leave them out before ranking.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ class ScopedVectors:
         paths = set(hidden(self._rows, filters).values())
         if not paths:
             return list(self._inner.nearest(vector, limit, filters))
+        if len(paths) > limit:
+            # Ranking past many hidden texts reads them all back: rank only what fits,
+            # through a path filter every path fits (its row ids apply the scope).
+            everything = filters.model_copy(update={"paths": ("*",)})
+            return list(self._inner.nearest(vector, limit, everything))
         hits = self._inner.nearest(vector, limit + len(paths), filters)
         return [hit for hit in hits if hit.fragment.source.path not in paths][:limit]
 
