@@ -177,10 +177,11 @@ class TieredStrategy:
     def explain(self) -> str:
         return (
             "Fills memory tiers in order: hot (pinned items, [memory] pinned and `contextpipe "
-            "pin`, and the files or nodes the request's focus names), warm (what this "
-            "session's recent assemblies delivered, and recent memory that long-term search "
-            "finds), cold (long-term text and vector search). Each reason names its tier. "
-            "Declines without a session, focus or pins. Options: hot_items (50), warm_used "
+            "pin`, and the files or nodes the request's focus names), warm (among the best "
+            "matches of long-term search: what this session's recent assemblies delivered, "
+            "and recent memory), cold (long-term text and vector search). Each reason "
+            "names its tier. Declines without a session, focus or pins. Options: "
+            "hot_items (50), warm_used "
             "(20), warm_memory (50), warm_rank (10), cold_results (100)."
         )
 
