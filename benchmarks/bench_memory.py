@@ -30,7 +30,7 @@ AS_OF = datetime(2025, 1, 1, tzinfo=UTC)
 LATENCY_QUERIES = 50 if QUICK else 200
 #: Each measured run: which strategies (None: the default mix), and how queries are asked.
 RUNS = {
-    "recency": ("recency",),
+    "recency, declining a plain query": ("recency",),
     "recency, asking for what is new": ("recency",),
     "tiered": ("tiered",),
     "default mix, in a session": None,
