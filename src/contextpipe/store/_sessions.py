@@ -120,7 +120,8 @@ class EmbeddedSessions:
             return
         connection = self._connect()
         try:
-            connection.execute("PRAGMA busy_timeout = 200")
+            # An index run holds the lock for seconds: a query waits for it only briefly.
+            connection.execute("PRAGMA busy_timeout = 50")
             connection.execute("BEGIN IMMEDIATE")
             (latest,) = connection.execute(
                 "SELECT coalesce(max(assembly), 0) FROM access_log WHERE session = ?", (session,)
