@@ -141,6 +141,21 @@ def eval_(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks.scifact_report", *session.posargs)
 
 
+@nox.session(name="eval_locomo")
+def eval_locomo(session: nox.Session) -> None:
+    """`contextpipe eval locomo` on LoCoMo's dev file (issue 10), found under
+    CONTEXTPIPE_EVAL_DATA or ../shared/data as locomo/locomo_dev.json; not a default
+    session, it needs the shared evaluation data. Arguments after `--` go to the command,
+    e.g. `nox -s eval_locomo -- --format json`.
+    """
+    environ = os.environ.get("CONTEXTPIPE_EVAL_DATA")
+    base = Path(environ) if environ else Path(__file__).resolve().parent.parent / "shared" / "data"
+    data = base / "locomo" / "locomo_dev.json"
+    if not data.is_file():
+        session.error(f"no {data}: set CONTEXTPIPE_EVAL_DATA to the folder holding locomo/")
+    session.run("contextpipe", "eval", "locomo", str(data), *session.posargs)
+
+
 def _head() -> str:
     done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
     return done.stdout.strip() or "0" * 40

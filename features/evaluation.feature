@@ -162,7 +162,7 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
     Given the installed package "contextpipe-demo" provides the strategy "demo" through its entry point
     When I run "contextpipe tune beir tiny --format json"
     Then the command succeeds
-    And the trials searched "strategies.demo.weight, strategies.simple-keyword.weight, fusion.rrf_k, packing.mmr_lambda"
+    And the trials searched "strategies.demo.weight, strategies.recency.weight, strategies.simple-keyword.weight, strategies.tiered.weight, fusion.rrf_k, packing.mmr_lambda"
     And the config file loads, with "budget.default" 4000 and "fusion.rrf_k" as tuned
 
   Scenario: Tuning tries each weight as multiples of the weight the strategy runs with

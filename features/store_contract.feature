@@ -3,7 +3,8 @@ Feature: Every store backend keeps the same promises
   names: the embedded SQLite store is built in, a PostgreSQL store comes later. Ingest,
   strategies and the command line reach a store only through its protocols (`Store`,
   `IndexWriter`, and the read capabilities in `Backends`: fragment lookup, text search, the
-  graph view and the timeline), so every backend has to keep the same promises.
+  graph view, the timeline and session tiers), so every backend has to keep the same
+  promises.
 
   Every scenario here runs against every installed backend, each on a project of its own,
   and talks to the store through those protocols only: a new backend passes this suite
@@ -57,7 +58,7 @@ Feature: Every store backend keeps the same promises
 
   Scenario: An indexed store offers every read capability, each keeping its protocol
     When every project is indexed
-    Then every store offers exactly the capabilities "store, text, graph, timeline"
+    Then every store offers exactly the capabilities "store, text, graph, timeline, sessions"
     And every capability a store offers keeps its protocol
     And checking every store passes
 
@@ -380,3 +381,82 @@ Feature: Every store backend keeps the same promises
     Given every project is indexed
     When every store is closed
     Then every store answers searches, lookups, timelines and graph questions from 4 threads at once as from this one
+
+  # -- memory, pins and sessions ----------------------------------------------------------
+
+  Scenario: A session's memory reaches only that session's reads, whatever is asked
+    Given every project is indexed
+    When every store keeps the memory items:
+      | id | text                                | scope   | owner | at                        |
+      | a1 | The zebra keeps the ledger          | session | s-a   | 2024-03-04T12:00:00+00:00 |
+      | b1 | The zebra hides the ledger          | session | s-b   | 2024-03-05T12:00:00+00:00 |
+      | u1 | The zebra audits the ledger         | user    | u-1   | 2024-03-06T12:00:00+00:00 |
+      | g1 | The zebra owns the ledger           | global  |       | 2024-03-07T12:00:00+00:00 |
+    And every store has vectors of the space "words-8" for every full text
+    Then in every store the searches, vector searches, timelines and tiers for "zebra ledger" see only this memory:
+      | session | user | memory     |
+      | s-a     |      | a1, g1     |
+      | s-b     |      | b1, g1     |
+      | s-b     | u-1  | b1, g1, u1 |
+      |         |      | g1         |
+    And in every store a search for "zebra" within 1 result as session "s-b" finds "b1" or "g1", never hidden memory
+
+  Scenario: Memory is not a file: files and counts leave it out, and indexing again keeps it
+    Given every project is indexed
+    When every store keeps the memory items:
+      | id | text                       | scope   | owner | at                        |
+      | a1 | The zebra keeps the ledger | session | s-a   | 2024-03-04T12:00:00+00:00 |
+    And every project is indexed again
+    And every project forgets the folder "app"
+    Then every store's writer gives back these files as they are on disk:
+      | path           | skipped |
+      | docs/budget.md |         |
+    And in every store the searches, timelines and tiers for "zebra ledger" see only this memory:
+      | session | user | memory |
+      | s-a     |      | a1     |
+    When every store forgets the memory of session "s-a"
+    Then in every store the searches, timelines and tiers for "zebra ledger" see only this memory:
+      | session | user | memory |
+      | s-a     |      |        |
+    And every store counts 1 file and as many fragments as its lookups hold
+
+  Scenario: Pinned and named items are full texts in path order, within the filters
+    Given every project is indexed
+    When every store pins "app/*.py" and "uko://doc/docs/budget.md#leftovers"
+    Then every store's pinned items are:
+      | uri                                |
+      | uko://code/app/main.py#module      |
+      | uko://code/app/main.py             |
+      | uko://code/app/main.py#run         |
+      | uko://code/app/util.py#module      |
+      | uko://code/app/util.py             |
+      | uko://code/app/util.py#slug        |
+      | uko://code/app/util.py#title       |
+      | uko://doc/docs/budget.md#leftovers |
+    And every store's pinned items of kinds "function" are:
+      | uri                          |
+      | uko://code/app/main.py#run   |
+      | uko://code/app/util.py#slug  |
+      | uko://code/app/util.py#title |
+    When every store unpins "app/*.py"
+    Then every store's pinned items are:
+      | uri                                |
+      | uko://doc/docs/budget.md#leftovers |
+
+  Scenario: The session log keeps each session's latest assemblies, latest first
+    Given every project is indexed
+    When every store logs for session "s-1" the assemblies:
+      | uris                                                      |
+      | uko://code/app/main.py#run                                |
+      | uko://code/app/util.py#slug, uko://code/app/util.py#title |
+    And every store logs for session "s-2" the assemblies:
+      | uris                               |
+      | uko://doc/docs/budget.md#leftovers |
+    Then every store's recently used items of session "s-1" are:
+      | uri                          |
+      | uko://code/app/util.py#slug  |
+      | uko://code/app/util.py#title |
+      | uko://code/app/main.py#run   |
+    And every store's recently used items of session "s-2" are:
+      | uri                                |
+      | uko://doc/docs/budget.md#leftovers |

@@ -18,6 +18,7 @@ from contextpipe.store import _vector_ann, embedded
 
 TokenizerSettings._known  # pydantic field validator
 ContextRequest._query_not_blank  # pydantic field validator
+ContextRequest._scope_in_filters  # pydantic model validator
 ContextRequest.focus  # request field, read by focus-aware strategies
 AssembledContext.timings_ms  # result field, serialised
 StrategyReport.rejected  # report field, serialised
@@ -60,4 +61,5 @@ cli.graph_stats_command
 cli.graph_show
 cli.eval_beir
 cli.tune_beir
+cli.eval_locomo
 cli.main  # console-script entry point

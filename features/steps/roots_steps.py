@@ -128,9 +128,25 @@ def _rewrite_store(context: Context, script: str) -> None:
         connection.executescript(script)
 
 
+@given("the store is turned back into layout 8, as the previous version wrote it")
+def layout_8(context: Context) -> None:
+    """Layout 8 had no memory items, pins or access log."""
+    _rewrite_store(
+        context,
+        """
+            DROP TABLE memory;
+            DROP TABLE pins;
+            DROP TABLE access_log;
+            DROP INDEX fragments_by_time;
+            UPDATE meta SET value = '8' WHERE key = 'schema_version';
+            """,
+    )
+
+
 @given("the store is turned back into layout 7, as the previous version wrote it")
 def layout_7(context: Context) -> None:
     """Layout 7 kept one row per declared edge, not one per file, type and target."""
+    layout_8(context)
     _rewrite_store(
         context,
         """

@@ -41,10 +41,13 @@ from contextpipe import (
     GraphView,
     IndexSummary,
     IndexWriter,
+    MemoryItem,
+    MemoryScope,
     NewFragment,
     NodeRecord,
     Pipeline,
     RequestFilters,
+    SessionTiers,
     SkipReason,
     SourceRef,
     Store,
@@ -115,12 +118,13 @@ class _Subject:
 
 
 class _Read(NamedTuple):
-    """The four read capabilities every indexed store offers."""
+    """The five read capabilities every indexed store offers."""
 
     fragments: FragmentLookup
     text: TextSearch
     graph: GraphView
     timeline: Timeline
+    sessions: SessionTiers
 
 
 def _read(store: Store) -> _Read:
@@ -138,6 +142,7 @@ def _offered(backends: Backends) -> dict[str, object]:
         "text": backends.text,
         "graph": backends.graph,
         "timeline": backends.timeline,
+        "sessions": backends.sessions,
     }
 
 
@@ -424,6 +429,7 @@ def capabilities_keep_protocols(context: Context) -> None:
             (offered.text, TextSearch),
             (offered.graph, GraphView),
             (offered.timeline, Timeline),
+            (offered.sessions, SessionTiers),
         ):
             if capability is not None:
                 assert isinstance(capability, protocol), (
@@ -1552,3 +1558,161 @@ def lacking_changed(context: Context, path: str, space: str) -> None:
         assert lacking == changed - others, f"{len(lacking)} lacking, {len(changed)} changed"
 
     _each(context, "a re-index keeps the vectors of unchanged texts", check)
+
+
+# -- memory, pins and sessions -------------------------------------------------------------
+
+
+def _memory_ids(fragments: Iterable[ContextFragment]) -> list[str]:
+    """The ids of the memory items among `fragments`, sorted (a memory node's URI ends in its
+    id).
+    """
+    return sorted(f.uko_uri.rsplit("/", 1)[-1] for f in fragments if f.source.kind == "memory")
+
+
+@when("every store keeps the memory items:")
+def keep_memory(context: Context) -> None:
+    items = [
+        MemoryItem(
+            row["id"], row["text"], _moment(row["at"]), MemoryScope(row["scope"]), row["owner"]
+        )
+        for row in context.table
+    ]
+    _each(context, "memory items can be kept", lambda s: s.pipeline.remember_all(items))
+
+    # Each item as its own scope sees it (no one filter sees them all).
+    scopes = {
+        RequestFilters(
+            session=item.owner if item.scope is MemoryScope.SESSION else None,
+            user=item.owner if item.scope is MemoryScope.USER else None,
+        )
+        for item in items
+    }
+    for subject in _subjects(context):
+        found = {
+            f.uko_uri: f
+            for filters in scopes
+            for f in _full_texts(subject.store, filters)
+            if f.source.kind == "memory"
+        }
+        subject.kept["memory"] = [found[uri] for uri in sorted(found)]
+
+
+@then('in every store the searches, timelines and tiers for "{query:Plain}" see only this memory:')
+@then(
+    'in every store the searches, vector searches, timelines and tiers for "{query:Plain}" see'
+    " only this memory:"
+)
+def memory_seen(context: Context, query: str) -> None:
+    rows = [
+        (row["session"] or None, row["user"] or None, _listed(row["memory"]))
+        for row in context.table
+    ]
+
+    def check(subject: _Subject) -> None:
+        read = _read(subject.store)
+        index = subject.store.vector_index("words-8")
+        uris = [f.uko_uri for f in subject.kept.get("memory", [])]
+        for session, user, expected in rows:
+            filters = RequestFilters(session=session, user=user)
+            seen = {
+                "search": _memory_ids(h.fragment for h in read.text.search(query, _ALL, filters)),
+                "timeline": _memory_ids(read.timeline.recent(_ALL, filters)),
+                "recent memory": _memory_ids(read.sessions.recent_memory(_ALL, filters)),
+                "named": _memory_ids(read.sessions.named(uris, _ALL, filters)),
+            }
+            if index is not None:
+                found: set[str] = set()
+                for fragment in subject.kept.get("memory", []):
+                    hits = index.nearest(_vector(fragment.text), _ALL, filters)
+                    found.update(_memory_ids(h.fragment for h in hits))
+                seen["vector search"] = sorted(found)
+            for read_by, ids in seen.items():
+                assert ids == sorted(expected), (
+                    f"{read_by} for session {session!r}, user {user!r} saw {ids}"
+                )
+
+    _each(context, "memory reaches only the requests its scope allows", check)
+
+
+@then(
+    'in every store a search for "{query:Plain}" within 1 result as session "{session:Plain}"'
+    ' finds "{first:Plain}" or "{second:Plain}", never hidden memory'
+)
+def one_result_in_scope(
+    context: Context, query: str, session: str, first: str, second: str
+) -> None:
+    def check(subject: _Subject) -> None:
+        filters = RequestFilters(session=session)
+        hits = _read(subject.store).text.search(query, 1, filters)
+        assert _memory_ids(h.fragment for h in hits) in ([first], [second]), hits
+        index = subject.store.vector_index("words-8")
+        if index is not None:
+            for fragment in subject.kept["memory"]:
+                (hit,) = index.nearest(_vector(fragment.text), 1, filters)
+                assert _memory_ids([hit.fragment]) in ([first], [second], []), hit
+
+    _each(context, "hidden memory never takes a place in a cut list", check)
+
+
+@when('every store forgets the memory of session "{session:Plain}"')
+def forget_session_memory(context: Context, session: str) -> None:
+    _each(
+        context,
+        "a session's memory can be forgotten",
+        lambda s: s.pipeline.forget_memory(session=session),
+    )
+
+
+@when('every store pins "{first:Plain}" and "{second:Plain}"')
+def pin_two(context: Context, first: str, second: str) -> None:
+    def pin(subject: _Subject) -> None:
+        with subject.store.writer() as writer:
+            writer.pin(first)
+            writer.pin(second)
+
+    _each(context, "items can be pinned", pin)
+
+
+@when('every store unpins "{target:Plain}"')
+def unpin_one(context: Context, target: str) -> None:
+    def unpin(subject: _Subject) -> None:
+        with subject.store.writer() as writer:
+            assert writer.unpin(target), "it says the target was not pinned"
+
+    _each(context, "a pin can be taken back", unpin)
+
+
+@then("every store's pinned items are:")
+@then('every store\'s pinned items of kinds "{kinds:Plain}" are:')
+def pinned_items(context: Context, kinds: str = "") -> None:
+    expected = [row["uri"] for row in context.table]
+    filters = RequestFilters(kinds=_listed(kinds))
+
+    def check(subject: _Subject) -> None:
+        found = [f.uko_uri for f in _read(subject.store).sessions.pinned(_ALL, filters)]
+        assert found == expected, found
+
+    _each(context, "pinned items come as full texts in path order", check)
+
+
+@when('every store logs for session "{session:Plain}" the assemblies:')
+def log_assemblies(context: Context, session: str) -> None:
+    assemblies = [_listed(row["uris"]) for row in context.table]
+
+    def log(subject: _Subject) -> None:
+        for uris in assemblies:
+            _read(subject.store).sessions.record_use(session, uris)
+
+    _each(context, "a session's assemblies can be logged", log)
+
+
+@then('every store\'s recently used items of session "{session:Plain}" are:')
+def recently_used(context: Context, session: str) -> None:
+    expected = [row["uri"] for row in context.table]
+
+    def check(subject: _Subject) -> None:
+        used = _read(subject.store).sessions.recently_used(session, _ALL, RequestFilters())
+        assert [f.uko_uri for f in used] == expected, [f.uko_uri for f in used]
+
+    _each(context, "the session log gives the latest assemblies' items first", check)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -344,6 +345,9 @@ def graph_show(obj: _Context, uri: str, hops: int) -> None:
 @click.option("--path", "paths", multiple=True, help="Only sources matching this glob.")
 @click.option("--kind", "kinds", multiple=True, help="Only sources of this kind.")
 @click.option("--deadline-ms", type=int, help="Global deadline for strategies.")
+@click.option("--session", help="The asking session: its memory and recent use may be given.")
+@click.option("--user", help="The asking user: their memory may be given.")
+@click.option("--as-of", "as_of", help="Reference time (ISO 8601) for time-aware strategies.")
 @click.pass_obj
 def query(
     obj: _Context,
@@ -355,6 +359,9 @@ def query(
     paths: tuple[str, ...],
     kinds: tuple[str, ...],
     deadline_ms: int | None,
+    session: str | None,
+    user: str | None,
+    as_of: str | None,
 ) -> None:
     """Assemble context for QUERY within the budget and print it.
 
@@ -375,6 +382,9 @@ def query(
             strategies={name: StrategySelection() for name in strategies} or None,
             filters=RequestFilters(paths=paths, kinds=kinds),
             deadline_ms=deadline_ms,
+            session=session,
+            user=user,
+            as_of=_iso_time(as_of, "--as-of"),
         )
     if output_format == OutputFormat.JSON:
         click.echo(context.to_json())
@@ -732,6 +742,60 @@ def eval_beir(
         )
 
 
+@eval_group.command("locomo")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def eval_locomo(obj: _Context, file: Path, output_format: str) -> None:
+    """recall@5/10/25 of the evidence turns of the questions of a LoCoMo FILE, each
+    conversation kept as memory, for the default mix and each strategy alone.
+
+    The conversations go into a temporary store under your settings; your own store is
+    not touched. Categories 1-4 make the overall figures; 5 (adversarial) is apart.
+    """
+    from rich.console import Console
+
+    from .evaluation import evaluate_locomo, memory_project, read_locomo
+
+    local = Path(CONFIG_FILENAME)
+    config = obj.config or (local if local.is_file() else None)
+    stderr = Console(stderr=True)
+    with _errors():
+        conversations = read_locomo(file)
+        if stderr.is_terminal:
+            with (
+                _progress_bar(stderr) as bar,
+                memory_project(conversations, config, _BarProgress(bar, "texts")) as project,
+            ):
+                result = evaluate_locomo(project, conversations, _BarProgress(bar, "questions"))
+        else:
+            with memory_project(conversations, config) as project:
+                result = evaluate_locomo(project, conversations)
+    for name, why in result.not_run.items():
+        click.echo(f"contextpipe: warning: {name} ran for no question ({why})", err=True)
+    if output_format == "json":
+        click.echo(json.dumps(result.as_json(), indent=2))
+        return
+    overall = result.mix.overall
+    click.echo(
+        f"LoCoMo {file}: {overall.questions} questions (categories 1-4),"
+        f" {result.skipped} skipped without valid evidence"
+    )
+    rows = [("default mix", result.mix), *result.per_strategy.items()]
+    width = max(len(name) for name, _ in rows)
+    click.echo(f"{'':{width}}  R@5     R@10    R@25")
+    for name, figures in rows:
+        at = figures.overall.at
+        click.echo(f"{name:{width}}  {at[5]:<6.4f}  {at[10]:<6.4f}  {at[25]:<6.4f}")
+    click.echo("default mix by category:")
+    for category, recall in result.mix.by_category.items():
+        at = recall.at
+        click.echo(
+            f"  {category:<12} {recall.questions:>4} questions  R@5 {at[5]:.4f}"
+            f"  R@10 {at[10]:.4f}  R@25 {at[25]:.4f}"
+        )
+
+
 @cli.group("tune")
 def tune_group() -> None:
     """Tune settings on a benchmark and write the winners to config.toml."""
@@ -768,6 +832,129 @@ def tune_beir(
         f"best: nDCG@10 {result.best.ndcg_10:.4f} ({result.baseline.ndcg_10:.4f} before) "
         f"with {best}; wrote {target}"
     )
+
+
+# -- memory: remember, import, forget-memory, pin, unpin --------------------------------
+
+
+def _iso_time(value: str | None, option: str) -> datetime | None:
+    """An ISO 8601 option value (without a zone: UTC), or one line saying what to fix."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        _fail(f"{option}: {value!r} is not an ISO 8601 time such as 2024-05-07T10:00")
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _scope_options(command: F) -> F:
+    """--session and --user: whose memory an item is (neither: global)."""
+    command = click.option("--user", help="Remember it for this user only.")(command)
+    return click.option("--session", help="Remember it for this session only.")(command)
+
+
+def _embed_quietly(pipeline: Pipeline) -> str:
+    """Vectors for what was just remembered, as `index` computes them; a line saying so."""
+    vectors, no_vectors = _embed(pipeline, _LogProgress("texts"))
+    if vectors is None:
+        return f"vectors: none computed ({no_vectors}); keyword search works without them"
+    return f"vectors: {vectors.embedded} texts embedded with {vectors.embedder}"
+
+
+@cli.command()
+@click.argument("text")
+@_scope_options
+@click.option("--at", help="When it was said (ISO 8601; default: now; no zone: UTC).")
+@click.option("--id", "item_id", help="Its id (default: a hash of scope, time and text).")
+@click.option("--speaker", default="", help="Who said it.")
+@click.pass_obj
+def remember(
+    obj: _Context,
+    text: str,
+    session: str | None,
+    user: str | None,
+    at: str | None,
+    item_id: str | None,
+    speaker: str,
+) -> None:
+    """Keep TEXT as a memory item: seen by requests of --session, of --user, or (neither)
+    by every request; re-indexing files never removes it (see `forget-memory`).
+    """
+    moment = _iso_time(at, "--at")
+    with _errors():
+        pipeline = obj.pipeline()
+        item = pipeline.remember(
+            text, session=session, user=user, at=moment, item_id=item_id, speaker=speaker
+        )
+        line = _embed_quietly(pipeline)
+    owner = f" {item.owner}" if item.owner else ""
+    click.echo(f"remembered {item.id} ({item.scope.value}{owner}, {item.at.isoformat()})")
+    click.echo(line)
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@_scope_options
+@click.pass_obj
+def import_conversation(obj: _Context, file: Path, session: str | None, user: str | None) -> None:
+    """Keep each turn of a conversation FILE (a JSON list of turns with id, speaker, time
+    and text) as a memory item that keeps its id.
+    """
+    with _errors():
+        pipeline = obj.pipeline()
+        items = pipeline.import_conversation(file, session=session, user=user)
+        line = _embed_quietly(pipeline)
+    click.echo(f"{file}: remembered {len(items)} turns")
+    click.echo(line)
+
+
+@cli.command("forget-memory")
+@_scope_options
+@click.option("--global", "everything_global", is_flag=True, help="Forget global memory.")
+@click.option("--id", "ids", multiple=True, help="Only the item with this id (repeatable).")
+@click.pass_obj
+def forget_memory(
+    obj: _Context,
+    session: str | None,
+    user: str | None,
+    everything_global: bool,
+    ids: tuple[str, ...],
+) -> None:
+    """Forget the memory of one --session, one --user or --global memory (only the items
+    --id names, when given). Indexed files are never touched.
+    """
+    with _errors():
+        count = obj.pipeline().forget_memory(
+            session=session, user=user, everything_global=everything_global, ids=ids
+        )
+    click.echo(f"forgot {count} memory items")
+
+
+@cli.command()
+@click.argument("targets", nargs=-1, required=True)
+@click.pass_obj
+def pin(obj: _Context, targets: tuple[str, ...]) -> None:
+    """Pin node URIs (uko://...), paths, folders (ending in /) or globs of paths: the tiered
+    strategy puts them in its hot tier in every request.
+    """
+    with _errors():
+        pipeline = obj.pipeline()
+        for target in targets:
+            pipeline.pin(target)
+            click.echo(f"pinned {target}")
+
+
+@cli.command()
+@click.argument("targets", nargs=-1, required=True)
+@click.pass_obj
+def unpin(obj: _Context, targets: tuple[str, ...]) -> None:
+    """Unpin targets `contextpipe pin` pinned ([memory] pinned in config stays)."""
+    with _errors():
+        pipeline = obj.pipeline()
+        for target in targets:
+            done = pipeline.unpin(target)
+            click.echo(f"unpinned {target}" if done else f"{target} was not pinned")
 
 
 def main() -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from ._dropped import DroppedList
 from .formats import OutputFormat
@@ -121,6 +121,14 @@ class RequestFilters(BaseModel):
 
     paths: tuple[str, ...] = Field(default=(), description="Glob patterns over source paths.")
     kinds: tuple[str, ...] = Field(default=(), description="Allowed source kinds.")
+    session: str | None = Field(
+        default=None,
+        description="Memory of this session may be proposed (global memory always may).",
+    )
+    user: str | None = Field(
+        default=None,
+        description="Memory of this user may be proposed (global memory always may).",
+    )
 
 
 class ContextRequest(BaseModel):
@@ -141,6 +149,42 @@ class ContextRequest(BaseModel):
     messages: tuple[ChatMessage, ...] = Field(
         default=(), description="Conversation for the `messages` format; defaults to the query."
     )
+    session: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Who asks: the session whose memory and recent use the request may see.",
+    )
+    user: str | None = Field(
+        default=None, min_length=1, description="Who asks: the user whose memory it may see."
+    )
+    as_of: datetime | None = Field(
+        default=None,
+        description="Reference time for time-aware strategies (now when None); later items "
+        "are left out by them, so that results are reproducible.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scope_in_filters(cls, data: Any) -> Any:
+        """A request's session and user travel in its filters too: the store enforces
+        memory scope through the filters every strategy passes on.
+        """
+        if not isinstance(data, Mapping):
+            return data
+        fields = dict(cast(Mapping[str, Any], data))
+        raw = fields.get("filters")
+        filters: dict[str, Any] = (
+            raw.model_dump()
+            if isinstance(raw, RequestFilters)
+            else dict(cast(Mapping[str, Any], raw or {}))
+        )
+        for key in ("session", "user"):
+            mine, theirs = fields.get(key), filters.get(key)
+            if mine is not None and theirs is not None and mine != theirs:
+                raise ValueError(f"{key} {mine!r} differs from filters.{key} {theirs!r}")
+            fields[key] = filters[key] = mine if mine is not None else theirs
+        fields["filters"] = filters
+        return fields
 
     @field_validator("query")
     @classmethod

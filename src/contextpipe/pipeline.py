@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,7 @@ from .registry import (
 )
 from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
-from .storage import VECTORS, Backends, GraphView, Store, StoreStats
+from .storage import VECTORS, Backends, GraphView, MemoryItem, MemoryScope, Store, StoreStats
 from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
 from .vector_search import DISABLED, with_vectors, without_vectors
 
@@ -216,6 +217,87 @@ class Pipeline:
 
         return forget_root(self.store, Path(path).resolve(), self.loaded.project_dir)
 
+    def remember(
+        self,
+        text: str,
+        *,
+        session: str | None = None,
+        user: str | None = None,
+        at: datetime | None = None,
+        item_id: str | None = None,
+        speaker: str = "",
+    ) -> MemoryItem:
+        """Keep a memory item for `session` or `user` (neither: every request may see it),
+        said at `at` (default: now); see `ingest/memory.py` for its node, text and id.
+        """
+        from .ingest.memory import memory_item, memory_scope
+
+        scope, owner = memory_scope(session, user)
+        item = memory_item(text, scope, owner, at or datetime.now(UTC), item_id, speaker)
+        self.remember_all([item])
+        return item
+
+    def remember_all(self, items: Iterable[MemoryItem]) -> int:
+        """Keep memory items, all in one write (all or none); how many. Their vectors come
+        with the next `embed`, as a file's do.
+        """
+        from .ingest.memory import remember_items
+
+        return remember_items(self.store, self.tokenizer, items)
+
+    def import_conversation(
+        self, path: str | Path, *, session: str | None = None, user: str | None = None
+    ) -> list[MemoryItem]:
+        """Keep each turn of a conversation file (a JSON list of turns with `id`,
+        `speaker`, `time`, `text`) as a memory item that keeps its id.
+        """
+        from .ingest.memory import memory_scope, read_conversation
+
+        items = read_conversation(Path(path), *memory_scope(session, user))
+        self.remember_all(items)
+        return items
+
+    def forget_memory(
+        self,
+        *,
+        session: str | None = None,
+        user: str | None = None,
+        everything_global: bool = False,
+        ids: Sequence[str] = (),
+    ) -> int:
+        """Forget the memory of one session, one user, or global memory (only the items
+        `ids` names when given); how many went. Files are never touched.
+        """
+        named = [session is not None, user is not None, everything_global]
+        if sum(named) != 1:
+            raise ContextpipeError("name one session, one user, or global memory to forget")
+        if session is not None or user is not None:
+            from .ingest.memory import memory_scope
+
+            scope, owner = memory_scope(session, user)
+        else:
+            scope, owner = MemoryScope.GLOBAL, ""
+        if not self.store.exists():
+            return 0
+        with self.store.writer() as writer:
+            return writer.remove_memory(scope, owner, ids)
+
+    def pin(self, target: str) -> None:
+        """Pin a node URI, a path, a folder (ending in '/') or a glob of paths: the tiered
+        strategy's hot tier holds it in every request.
+        """
+        if not target.strip():
+            raise ContextpipeError("name a node URI, a path or a glob to pin")
+        with self.store.writer() as writer:
+            writer.pin(target)
+
+    def unpin(self, target: str) -> bool:
+        """Unpin a target `pin` pinned; whether it was pinned."""
+        if not self.store.exists():
+            return False
+        with self.store.writer() as writer:
+            return writer.unpin(target)
+
     def move_store_aside(self) -> str | None:
         """Keep the current index under another name (see `Store.move_aside`), so that the
         next `index` starts a new one; where it went, or None when there was none.
@@ -294,6 +376,11 @@ class Pipeline:
         context = assembled_context(
             request, tokenizer, finished + plan.skipped, left_out, fused, packed, timings, started
         )
+        if request.session is not None and backends.sessions is not None:
+            # The tiered strategy's warm tier: what this session was given lately.
+            backends.sessions.record_use(
+                request.session, [fragment.uko_uri for fragment in context.fragments]
+            )
         log_assembly(context)
         return context
 

@@ -12,6 +12,11 @@ these, never to a concrete backend.
   adds from the store's `VectorIndex` and the configured embedder. Strategies name the
   ones they need in `required_backends`; a missing one is None here, with the reason in
   `Backends.reasons` when there is one, and skips them.
+- Memory items (`MemoryItem`: text with a time and a scope) are written by the same
+  `IndexWriter` as files, and read like any fragment; the store keeps each out of the
+  requests its scope excludes (`RequestFilters.session` and `.user`), whatever a strategy
+  asks. `SessionTiers` offers pinned items, each session's recently delivered items and
+  recent memory.
 - Vectors are kept per vector space (one embedder's): a `VectorWriter` adds the vectors
   of fragments that lack them, a batch at a time, and opening one for another space
   drops the old vectors, so two spaces are never mixed.
@@ -128,6 +133,33 @@ class DeclaredEdges(NamedTuple):
     path: str
 
 
+class MemoryScope(StrEnum):
+    """Who may see a memory item: one session, one user, or every request."""
+
+    SESSION = "session"
+    USER = "user"
+    GLOBAL = "global"
+
+
+#: The source kind of memory items (`RequestFilters.kinds` selects them by it).
+MEMORY_KIND = "memory"
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """A memory item as a store keeps it: its id (unique within its scope and owner), when
+    it was said or noted, who may see it (`owner`: the session or user id, '' for global),
+    and who said it ('' when nobody in particular).
+    """
+
+    id: str
+    text: str
+    at: datetime
+    scope: MemoryScope
+    owner: str = ""
+    speaker: str = ""
+
+
 # -- the resolved graph ------------------------------------------------------------------
 
 
@@ -238,6 +270,37 @@ class Timeline(Protocol):
         ...
 
 
+@runtime_checkable
+class SessionTiers(Protocol):
+    """Pinned items, what each session's assemblies delivered, and recent memory."""
+
+    def pinned(self, limit: int, filters: RequestFilters) -> Sequence[ContextFragment]:
+        """Full texts of the pinned items (config globs or URIs, and pins), by path and id."""
+        ...
+
+    def named(
+        self, targets: Sequence[str], limit: int, filters: RequestFilters
+    ) -> Sequence[ContextFragment]:
+        """Full texts of the nodes (URIs) and files (paths, folders, globs) named, by path."""
+        ...
+
+    def recently_used(
+        self, session: str, limit: int, filters: RequestFilters
+    ) -> Sequence[ContextFragment]:
+        """Full texts of the nodes recent assemblies of `session` delivered, latest first."""
+        ...
+
+    def recent_memory(
+        self, limit: int, filters: RequestFilters, until: datetime | None = None
+    ) -> Sequence[ContextFragment]:
+        """Memory items in the filters' scope from before `until`, newest first, ties by id."""
+        ...
+
+    def record_use(self, session: str, uris: Sequence[str]) -> None:
+        """Log that an assembly of `session` delivered these nodes (a bounded log)."""
+        ...
+
+
 @dataclass(frozen=True)
 class VectorHit:
     """One vector-search result: the fragment and its cosine similarity to the query."""
@@ -326,6 +389,7 @@ TEXT = "text"
 GRAPH = "graph"
 TIMELINE = "timeline"
 VECTORS = "vectors"
+SESSIONS = "sessions"
 
 
 @dataclass(frozen=True)
@@ -337,12 +401,13 @@ class Backends:
     graph: GraphView | None = None
     timeline: Timeline | None = None
     vectors: VectorSearch | None = None
+    sessions: SessionTiers | None = None
     #: Why a capability is missing, by name, when more can be said than that it is.
     reasons: Mapping[str, str] = field(default_factory=lambda: {})
 
     def available(self) -> frozenset[str]:
         """Names of the capabilities present: `store` (fragment lookup), `text`, `graph`,
-        `timeline`, `vectors`.
+        `timeline`, `vectors`, `sessions`.
         """
         offered = (
             (STORE, self.fragments),
@@ -350,6 +415,7 @@ class Backends:
             (GRAPH, self.graph),
             (TIMELINE, self.timeline),
             (VECTORS, self.vectors),
+            (SESSIONS, self.sessions),
         )
         return frozenset(name for name, backend in offered if backend is not None)
 
@@ -395,6 +461,28 @@ class IndexWriter(Protocol):
 
     def commit(self) -> None:
         """Commit what was done so far and go on; another writer may take its turn between."""
+        ...
+
+    def add_memory(self, item: MemoryItem, fragment: NewFragment, node: NodeRecord) -> None:
+        """Keep a memory item (replacing one of the same id, scope and owner); `files` and
+        `remove_file` never see it.
+        """
+        ...
+
+    def remove_memory(
+        self, scope: MemoryScope | None, owner: str | None, ids: Collection[str] = ()
+    ) -> int:
+        """Forget memory items (of `scope` and `owner` when given; only `ids` when given);
+        returns how many went.
+        """
+        ...
+
+    def pin(self, target: str) -> None:
+        """Pin a node URI, a path or a glob of paths."""
+        ...
+
+    def unpin(self, target: str) -> bool:
+        """Unpin a target; whether it was pinned."""
         ...
 
 

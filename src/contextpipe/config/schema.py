@@ -247,6 +247,25 @@ class StrategySettings(BaseModel):
     )
 
 
+class MemorySettings(BaseModel):
+    """Memory items, pinned items and each session's log of what it was given."""
+
+    model_config = _STRICT
+
+    pinned: list[str] = Field(
+        default_factory=list[str],
+        description="Always-relevant items: node URIs (uko://...), file paths or globs of"
+        " paths (`contextpipe pin` adds more to the store).",
+    )
+    access_log_assemblies: int = Field(
+        default=20,
+        ge=0,
+        le=10_000,
+        description="Assemblies of each session whose delivered items the store remembers"
+        " (the tiered strategy's warm tier); 0 keeps none.",
+    )
+
+
 class Settings(BaseModel):
     """Every tunable of contextpipe."""
 
@@ -261,6 +280,7 @@ class Settings(BaseModel):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     plugins: PluginSettings = Field(default_factory=PluginSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     strategies: dict[str, StrategySettings] = Field(default_factory=dict[str, StrategySettings])
 
     def strategy(self, name: str) -> StrategySettings:

@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from .beir import BeirSet, read_beir, write_corpus
 from .config_text import NOTE_PREFIX, tuned_config, tuning_note
+from .locomo import (
+    Conversation,
+    LocomoEvaluation,
+    evaluate_locomo,
+    memory_project,
+    read_locomo,
+)
 from .measure import HIT_BUDGETS, RANKING_BUDGET, EvalProgress, Evaluation, Figures, evaluate
 from .project import Project, indexed_project
 from .tuning import Parameter, Trial, Tuning, searched, tune
@@ -19,16 +26,21 @@ __all__ = [
     "NOTE_PREFIX",
     "RANKING_BUDGET",
     "BeirSet",
+    "Conversation",
     "EvalProgress",
     "Evaluation",
     "Figures",
+    "LocomoEvaluation",
     "Parameter",
     "Project",
     "Trial",
     "Tuning",
     "evaluate",
+    "evaluate_locomo",
     "indexed_project",
+    "memory_project",
     "read_beir",
+    "read_locomo",
     "searched",
     "tune",
     "tuned_config",

@@ -17,26 +17,28 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
-from ..config.schema import APPROXIMATE_VECTORS_ABOVE
+from ..config.schema import APPROXIMATE_VECTORS_ABOVE, MemorySettings
 from ..errors import StoreError
 from ..graph import ResolvedGraph
 from ..hookspecs import hookimpl
 from ..logs import logger
-from ..models import ContextFragment, DetailDepth, RequestFilters, SourceRef
+from ..models import ContextFragment, RequestFilters
 from ..storage import (
     Backends,
     DeclaredEdges,
     EdgeRecord,
     EdgeTarget,
     GraphStats,
+    MemoryItem,
+    MemoryScope,
     NewFragment,
     NodeRecord,
     SkipReason,
@@ -49,6 +51,9 @@ from ..storage import (
 from ..text import identifier_words, matched_terms, query_terms
 from . import _vectors
 from ._health import file_damage, inspect, is_damage
+from ._rows import FRAGMENT_COLUMNS, as_fragment, filter_sql, utc
+from ._scope import ScopedVectors, hidden
+from ._sessions import EmbeddedSessions
 from ._text_layout import TEXT_META, TEXT_SCHEMA, TEXT_TABLES, TOKENIZE
 from ._variants import VariantsMemo
 
@@ -57,9 +62,31 @@ if TYPE_CHECKING:
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
+
+#: Memory items (each a row of `files` too, which `files()` leaves out), pins, the access
+#: log of sessions, and the full texts by time for the timeline (layout 9).
+_LAYOUT_9 = """
+CREATE INDEX IF NOT EXISTS fragments_by_time ON fragments(modified_at, id) WHERE depth = 9;
+CREATE TABLE IF NOT EXISTS memory (
+    path TEXT PRIMARY KEY REFERENCES files(path) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    at TEXT NOT NULL,
+    speaker TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_by_owner ON memory(scope, owner);
+CREATE TABLE IF NOT EXISTS pins (target TEXT PRIMARY KEY, pinned_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS access_log (
+    session TEXT NOT NULL,
+    assembly INTEGER NOT NULL,
+    uri TEXT NOT NULL,
+    PRIMARY KEY (session, assembly, uri)
+);
+"""
 
 _SCHEMA = (
     f"""
@@ -116,6 +143,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 );
 """
     + TEXT_SCHEMA
+    + _LAYOUT_9
 )
 
 
@@ -186,13 +214,12 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
         "ALTER TABLE edges_8 RENAME TO edges",
         "CREATE INDEX edges_by_path ON edges(path)",
     ),
+    # Layout 8 had no memory items, pins or access log, and sorted the timeline in full.
+    "8": tuple(statement for statement in _LAYOUT_9.split(";") if statement.strip()),
 }
 
-_FRAGMENT_COLUMNS = (
-    "id, uri, depth, path, start_line, end_line, kind, title, language, text, token_count,"
-    " content_hash, modified_at, read_at"
-)
-
+#: The rows of `files` that are files, not memory items.
+_FILES_ONLY = "files WHERE path NOT IN (SELECT path FROM memory)"
 #: An edge target's alternative names, one per line in the `target` column.
 _NAMES_SEPARATOR = "\n"
 #: The sources of a row of `edges`, sorted, between unit separators (a URI holds a path,
@@ -207,10 +234,17 @@ class EmbeddedStore:
     """
 
     def __init__(
-        self, directory: Path, approximate_vectors_above: int = APPROXIMATE_VECTORS_ABOVE
+        self,
+        directory: Path,
+        approximate_vectors_above: int = APPROXIMATE_VECTORS_ABOVE,
+        memory: MemorySettings | None = None,
     ) -> None:
         self.directory = directory
         self.approximate_vectors_above = approximate_vectors_above
+        memory = memory or MemorySettings()
+        self._sessions = EmbeddedSessions(
+            self._query, self._connect, memory.pinned, memory.access_log_assemblies
+        )
         self.database = directory / DATABASE_NAME
         self._local = threading.local()
         # The resolved graph of one generation of the index, shared by every thread.
@@ -421,7 +455,18 @@ class EmbeddedStore:
             return
         if not found.empty and found.version != SCHEMA_VERSION:
             # An index of an older layout is rebuilt, inside this same transaction.
-            for table in ("fts", *TEXT_TABLES, "edges", "nodes", "fragments", "files", "meta"):
+            for table in (
+                "fts",
+                *TEXT_TABLES,
+                "access_log",
+                "pins",
+                "memory",
+                "edges",
+                "nodes",
+                "fragments",
+                "files",
+                "meta",
+            ):
                 connection.execute(f"DROP TABLE IF EXISTS {table}")
         if found.empty or found.version != SCHEMA_VERSION:
             for statement in _SCHEMA.split(";"):
@@ -456,10 +501,10 @@ class EmbeddedStore:
 
     def _read_variants(self, uko_uri: str) -> list[ContextFragment]:
         rows = self._query(
-            f"SELECT {_FRAGMENT_COLUMNS} FROM fragments WHERE uri = ? ORDER BY depth DESC",
+            f"SELECT {FRAGMENT_COLUMNS} FROM fragments WHERE uri = ? ORDER BY depth DESC",
             (uko_uri,),
         )
-        return [_fragment(row) for row in rows]
+        return [as_fragment(row) for row in rows]
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
         """BM25-ranked full-text fragments matching any query term, best first, ties by id.
@@ -472,26 +517,35 @@ class EmbeddedStore:
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
+        from numpy import setdiff1d
+
         from ._text_index import query_plan, select_best
 
         plan = list(query_plan(terms))
-        where, params = _filter_sql(filters)
+        where, params = filter_sql(filters)
+        narrowed = bool(filters.paths or filters.kinds)
         with self.snapshot():
             view = self._text_view()
+            # Memory the request may not see is ranked past, not filtered (`_scope` rule 2).
+            unseen = [] if narrowed else sorted(hidden(self._query, filters))
             with self._damage_reported(), self._text_damage_reported():
-                rowids, scores = view.best(self._reader(), plan, limit, bool(where))
+                rowids, scores = view.best(self._reader(), plan, limit + len(unseen), narrowed)
 
             def fetch(rowids: list[int], scores: list[float]) -> Scored:
                 return self._scored_rows(rowids, scores, where, params)
 
-            def fitting() -> list[int]:
+            def fitting() -> Iterable[int]:
+                if not narrowed:
+                    return setdiff1d(view.rowids, unseen, assume_unique=True).tolist()
                 rows = self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
                 return [int(row[0]) for row in rows]
 
-            rows = select_best(rowids, scores, limit, fetch, fitting if where else None)
+            rows = select_best(
+                rowids, scores, limit, fetch, fitting if narrowed or unseen else None
+            )
         hits: list[TextHit] = []
         for score, row in rows:
-            fragment = _fragment(row)
+            fragment = as_fragment(row)
             hits.append(TextHit(fragment, score, matched_terms(terms, fragment.text)))
         return hits
 
@@ -517,7 +571,7 @@ class EmbeddedStore:
         return view
 
     def _scored_rows(
-        self, rowids: list[int], scores: list[float], where: str, params: Sequence[str]
+        self, rowids: list[int], scores: list[float], where: str, params: Sequence[str | None]
     ) -> Scored:
         """These fragments, if they fit the filters, best first, ties by id, each with its
         score.
@@ -535,22 +589,22 @@ class EmbeddedStore:
         return self._query(sql, params)
 
     def _rows_by_rowid(
-        self, rowids: Sequence[int], where: str = "", params: Sequence[str] = ()
+        self, rowids: Sequence[int], where: str = "", params: Sequence[str | None] = ()
     ) -> list[tuple[Any, ...]]:
         """The fragment rows (then their row id) with these row ids that fit `where`."""
         return self._query(
-            f"SELECT {_FRAGMENT_COLUMNS}, rowid FROM fragments"
+            f"SELECT {FRAGMENT_COLUMNS}, rowid FROM fragments"
             f" WHERE rowid IN (SELECT value FROM json_each(?)) {where}",
             (json.dumps(list(rowids)), *params),
         )
 
     def fragments_by_rowid(self, rowids: Sequence[int]) -> dict[int, ContextFragment]:
         """The fragments with these row ids, by row id."""
-        return {int(row[-1]): _fragment(row[:-1]) for row in self._rows_by_rowid(rowids)}
+        return {int(row[-1]): as_fragment(row[:-1]) for row in self._rows_by_rowid(rowids)}
 
     def filtered_rowids(self, filters: RequestFilters) -> list[int]:
         """Row ids of the full-text fragments that fit the filters."""
-        where, params = _filter_sql(filters)
+        where, params = filter_sql(filters)
         rows = self._query(
             f"SELECT rowid FROM fragments WHERE {_vectors.FULL_TEXT} {where}", params
         )
@@ -562,12 +616,18 @@ class EmbeddedStore:
         self.check()
         with self._damage_reported(), _vectors.vector_writer(self, space, dimension) as writer:
             yield writer
-        index = self.vector_index(space)
+        index = self._vector_index(space)
         if index is not None:
             index.prepare()
 
-    def vector_index(self, space: str) -> EmbeddedVectors | None:
-        """The store's vectors of `space` (see `_vector_matrix`); None when it has none."""
+    def vector_index(self, space: str) -> ScopedVectors | None:
+        """The store's vectors of `space` (see `_vector_matrix`), never giving a request
+        memory it may not see (`_scope`); None when it has none.
+        """
+        index = self._vector_index(space)
+        return None if index is None else ScopedVectors(index, self._query)
+
+    def _vector_index(self, space: str) -> EmbeddedVectors | None:
         from ._vector_matrix import EmbeddedVectors
 
         if not self.exists():
@@ -591,18 +651,18 @@ class EmbeddedStore:
         """Full-text fragments modified within [since, until), newest first, ties by id."""
         if limit <= 0:
             return []
-        where, params = _filter_sql(filters)
+        where, params = filter_sql(filters)
         bounds: list[str] = []
         for clause, moment in (("modified_at >= ?", since), ("modified_at < ?", until)):
             if moment is not None:
                 where += f" AND {clause}"
-                bounds.append(_utc(moment))
+                bounds.append(utc(moment))
         rows = self._query(
-            f"SELECT {_FRAGMENT_COLUMNS} FROM fragments WHERE depth = 9 {where}"
+            f"SELECT {FRAGMENT_COLUMNS} FROM fragments WHERE depth = 9 {where}"
             " ORDER BY modified_at DESC, id LIMIT ?",
             (*params, *bounds, limit),
         )
-        return [_fragment(row) for row in rows]
+        return [as_fragment(row) for row in rows]
 
     def nodes(self) -> list[NodeRecord]:
         """Every node, in path and line order."""
@@ -640,18 +700,20 @@ class EmbeddedStore:
         with self.snapshot():
             files, fragments, searchable = (
                 int(self._query(f"SELECT count(*) FROM {table}")[0][0])
-                for table in ("files", "fragments", "fts")
+                for table in (_FILES_ONLY, "fragments", "fts")
             )
         return StoreStats(self.location, files, fragments, searchable)
 
     def backends(self) -> Backends:
-        """Fragment lookup, text search, the graph and the timeline; none before the first
-        index. Raises `StoreError` when the index is damaged.
+        """Fragment lookup, text search, the graph, the timeline and session tiers; none
+        before the first index. Raises `StoreError` when the index is damaged.
         """
         if not self.exists():
             return Backends()
         self.check()
-        return Backends(fragments=self, text=self, graph=self.graph(), timeline=self)
+        return Backends(
+            fragments=self, text=self, graph=self.graph(), timeline=self, sessions=self._sessions
+        )
 
     def graph(self) -> ResolvedGraph:
         """The resolved graph of the index as it is now, made once per change of the index
@@ -756,9 +818,9 @@ class StoreWriter:
             self._changed = True
 
     def files(self) -> dict[str, StoredFile]:
-        """Every indexed file, by stored name."""
+        """Every indexed file, by stored name (memory items are not files)."""
         rows = self._connection.execute(
-            "SELECT path, size, mtime_ns, sha256, tokenizer, skipped FROM files"
+            f"SELECT path, size, mtime_ns, sha256, tokenizer, skipped FROM {_FILES_ONLY}"
         )
         return {
             str(path): StoredFile(
@@ -782,9 +844,60 @@ class StoreWriter:
         ).fetchall()
         self._connection.executemany("DELETE FROM fts WHERE rowid = ?", rowids)
         self._text.remove([int(rowid) for (rowid,) in rowids])
-        for table in ("fragments", "nodes", "edges", "files"):
+        for table in ("fragments", "nodes", "edges", "memory", "files"):
             self._connection.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
         return len(rowids)
+
+    def add_memory(self, item: MemoryItem, fragment: NewFragment, node: NodeRecord) -> None:
+        """Keep a memory item as a row of `files` under its fragment's path (which `files`
+        leaves out) with its own fragment and node, and its scope in `memory`.
+        """
+        path = fragment.fragment.source.path
+        text = fragment.fragment.text
+        moment = item.at if item.at.tzinfo is not None else item.at.replace(tzinfo=UTC)
+        stored = StoredFile(
+            len(text.encode()),
+            int(moment.timestamp() * 1_000_000_000),
+            fragment.fragment.content_hash,
+            fragment.fragment.metadata.get("tokenizer", ""),
+        )
+        self.replace_file(path, stored, [fragment], [node], [])
+        self._connection.execute(
+            "INSERT INTO memory(path, id, scope, owner, at, speaker) VALUES (?, ?, ?, ?, ?, ?)",
+            (path, item.id, item.scope.value, item.owner, utc(item.at), item.speaker),
+        )
+
+    def remove_memory(
+        self, scope: MemoryScope | None, owner: str | None, ids: Collection[str] = ()
+    ) -> int:
+        """Forget memory items (of `scope` and `owner` when given; only `ids` when given);
+        returns how many went.
+        """
+        clauses, params = ["1"], list[str]()
+        for column, value in (("scope", scope and scope.value), ("owner", owner)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if ids:
+            clauses.append("id IN (" + ", ".join("?" * len(ids)) + ")")
+            params.extend(sorted(ids))
+        paths = self._connection.execute(
+            f"SELECT path FROM memory WHERE {' AND '.join(clauses)} ORDER BY path", params
+        ).fetchall()
+        for (path,) in paths:
+            self.remove_file(str(path))
+        return len(paths)
+
+    def pin(self, target: str) -> None:
+        """Pin a node URI, a path, a folder (ending in '/') or a glob of paths."""
+        self._connection.execute(
+            "INSERT OR IGNORE INTO pins(target, pinned_at) VALUES (?, ?)",
+            (target, utc(datetime.now(UTC))),
+        )
+
+    def unpin(self, target: str) -> bool:
+        """Unpin a target; whether it was pinned."""
+        return self._connection.execute("DELETE FROM pins WHERE target = ?", (target,)).rowcount > 0
 
     def replace_file(
         self,
@@ -833,7 +946,7 @@ class StoreWriter:
         searchable: list[tuple[int, str, str, str]] = []
         for item in fragments:
             fragment, source = item.fragment, item.fragment.source
-            modified = _utc(source.modified_at or datetime.fromtimestamp(0, UTC))
+            modified = utc(source.modified_at or datetime.fromtimestamp(0, UTC))
             rowid = self._next_rowid
             self._next_rowid += 1
             rows.append(
@@ -866,7 +979,7 @@ class StoreWriter:
                     )
                 )
         many(
-            f"INSERT INTO fragments(rowid, {_FRAGMENT_COLUMNS})"
+            f"INSERT INTO fragments(rowid, {FRAGMENT_COLUMNS})"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
@@ -881,60 +994,6 @@ def _damaged(database: Path, what: str) -> str:
     )
 
 
-def _utc(moment: datetime) -> str:
-    """How `modified_at` is stored: ISO 8601 in UTC (a naive time is taken as UTC)."""
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).isoformat()
-
-
-def _filter_sql(filters: RequestFilters) -> tuple[str, list[str]]:
-    clauses: list[str] = []
-    params: list[str] = []
-    if filters.paths:
-        clauses.append("(" + " OR ".join("fragments.path GLOB ?" for _ in filters.paths) + ")")
-        params.extend(filters.paths)
-    if filters.kinds:
-        clauses.append("fragments.kind IN (" + ", ".join("?" for _ in filters.kinds) + ")")
-        params.extend(filters.kinds)
-    return "".join(f" AND {clause}" for clause in clauses), params
-
-
-def _fragment(row: Sequence[object]) -> ContextFragment:
-    (
-        id_,
-        uri,
-        depth,
-        path,
-        start,
-        end,
-        kind,
-        title,
-        language,
-        text,
-        tokens,
-        digest,
-        modified,
-        read_at,
-    ) = row
-    return ContextFragment(
-        id=str(id_),
-        uko_uri=str(uri),
-        detail_depth=cast(DetailDepth, int(str(depth))),
-        text=str(text),
-        token_count=int(str(tokens)),
-        source=SourceRef(
-            uri=str(uri),
-            path=str(path),
-            start_line=int(str(start)),
-            end_line=int(str(end)),
-            kind=str(kind),
-            modified_at=datetime.fromisoformat(str(modified)),
-        ),
-        content_hash=str(digest),
-        metadata={"title": str(title), "language": str(language), "read_at": str(read_at)},
-    )
-
-
 class EmbeddedBackend:
     """The embedded store: one folder (`[store] path`) per project, no server."""
 
@@ -945,6 +1004,7 @@ class EmbeddedBackend:
         return EmbeddedStore(
             (project_dir / settings.store.path).resolve(),
             settings.store.approximate_vectors_above,
+            settings.memory,
         )
 
 

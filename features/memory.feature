@@ -1,0 +1,105 @@
+Feature: Memory items: notes and conversations with a time and a scope
+  An agent keeps what it learns as memory items: text with a timestamp, seen by one session,
+  one user, or every request (`contextpipe remember "text" --session S --at TIME`,
+  `Pipeline.remember`). Items are fragments like any other: searched, embedded, nodes of
+  the graph (`uko://memory/...`). The store keeps a session's memory out of every other
+  session's requests, whatever a strategy asks for, and re-indexing files never removes it.
+
+  Background:
+    Given a file "docs/guide.md" containing:
+      """
+      # Deployment
+
+      The service is deployed with a blue-green switch every Tuesday.
+      """
+    And the project is indexed
+
+  Scenario: A session's memory never reaches another session's request
+    Given the memory items:
+      | text                                          | session | user | at               |
+      | Alice deploys the billing service on Fridays  | s-alice |      | 2024-05-07T10:00 |
+      | Bob deploys the search service on Mondays     | s-bob   |      | 2024-05-07T11:00 |
+      | Every service deploys through the gateway     |         |      | 2024-05-07T12:00 |
+      | Carol deploys nothing without a review        |         | carol| 2024-05-07T13:00 |
+    Then a request about "deploys service" sees exactly this memory, with each strategy alone and with the default mix:
+      | session | user  | memory                                                                                     |
+      | s-alice |       | Alice deploys the billing service on Fridays, Every service deploys through the gateway     |
+      | s-bob   |       | Bob deploys the search service on Mondays, Every service deploys through the gateway        |
+      |         |       | Every service deploys through the gateway                                                  |
+      | s-bob   | carol | Bob deploys the search service on Mondays, Every service deploys through the gateway, Carol deploys nothing without a review |
+
+  Scenario: A request naming a session in its filters and another as its session is refused
+    When I ask for "deploys" within 300 tokens as session "s-alice" with filters of session "s-bob"
+    Then the assembly fails with ContextpipeError saying "session 's-alice' differs from filters.session 's-bob'"
+
+  Scenario: Memory survives re-indexing and forgetting files, and is forgotten by its scope
+    Given the memory items:
+      | text                                 | session | user | at               |
+      | The release train leaves at noon     | s-1     |      | 2024-05-07T10:00 |
+      | The release notes live in the wiki   | s-2     |      | 2024-05-07T11:00 |
+    When the project is indexed again
+    And the folder "docs" is forgotten
+    Then a request about "release" as session "s-1" holds the memory "The release train leaves at noon"
+    And the store counts 0 files
+    When the memory of session "s-1" is forgotten
+    Then a request about "release" as session "s-1" holds no memory
+    And a request about "release" as session "s-2" holds the memory "The release notes live in the wiki"
+
+  Scenario: Forgetting memory must name whose
+    When memory is forgotten without naming a session, a user or global memory
+    Then it fails saying "name one session, one user, or global memory to forget"
+
+  Scenario: A memory item is a fragment with its time, and a node of its own in the graph
+    Given the memory items:
+      | text                          | session | user | at                     | id    | speaker |
+      | I moved the cron job to 6 am  | s-ops   |      | 2024-05-07T10:00+02:00 | ops-1 | Dana    |
+    When I ask for "cron job" within 300 tokens as session "s-ops"
+    Then the context holds a fragment of node "uko://memory/session/s-ops/ops-1" reading "[2024-05-07 08:00] Dana: I moved the cron job to 6 am", modified at "2024-05-07T08:00:00+00:00"
+    And the graph knows "uko://memory/session/s-ops/ops-1" as a memory node with no edges
+
+  Scenario: Remembering the same item twice keeps it once
+    Given the memory items:
+      | text                    | session | user | at               |
+      | The cache TTL is 5 min  | s-1     |      | 2024-05-07T10:00 |
+      | The cache TTL is 5 min  | s-1     |      | 2024-05-07T10:00 |
+    When I ask for "cache TTL" within 300 tokens as session "s-1"
+    Then the context holds 1 memory fragment
+
+  Scenario: A conversation is imported with one fragment per turn that keeps its id
+    Given a conversation file "talk.json" with the turns:
+      | id   | speaker | time                | text                                      |
+      | D1:1 | Ann     | 2024-05-07T10:00:00 | I adopted a greyhound called Pixel.        |
+      | D1:2 | Ben     | 2024-05-07T10:01:00 | Lovely! Greyhounds need long walks.        |
+      | D2:1 | Ann     | 2024-06-01T09:00:00 | Pixel won a race at the park today.        |
+    When the conversation "talk.json" is imported for the user "ann"
+    And I ask for "greyhound Pixel race" within 500 tokens as user "ann"
+    Then the memory in the context is from the nodes "uko://memory/user/ann/D1%3A1, uko://memory/user/ann/D1%3A2, uko://memory/user/ann/D2%3A1" in some order
+
+  Scenario Outline: A conversation file with a mistake is refused in one line naming the turn
+    Given a conversation file "talk.json" reading:
+      """
+      <content>
+      """
+    When the conversation "talk.json" is imported for the user "ann"
+    Then it fails saying "<message>"
+
+    Examples:
+      | content                                                                   | message                                                  |
+      | {"id": "D1:1"}                                                            | talk.json: expected a JSON list of turns                 |
+      | [{"id": "D1:1", "speaker": "Ann", "time": "2024-05-07", "text": ""}]        | talk.json: turn 1: "text" must be a non-empty string     |
+      | [{"id": "D1:1", "speaker": "Ann", "time": "May 7th", "text": "hi"}]         | talk.json: turn 1: "time" 'May 7th' is not an ISO 8601 time |
+      | [{"id": "a", "speaker": "A", "time": "2024-05-07", "text": "x"}, {"id": "a", "speaker": "A", "time": "2024-05-07", "text": "y"}] | talk.json: turn 2: "id" 'a' appears twice |
+
+  Scenario: A store of layout 8 is upgraded in place by the next write, keeping every file
+    Given the store is turned back into layout 8, as the previous version wrote it
+    When I ask for "deployed" within 400 tokens
+    Then the assembly fails with StoreError saying "index has layout 8, this contextpipe reads 9; run `contextpipe index PATH` to upgrade or rebuild it"
+    Given the memory items:
+      | text                              | session | user | at               |
+      | The switch is flipped by Dana     | s-1     |      | 2024-05-07T10:00 |
+    When I index the project
+    Then the index summary counts:
+      | what          | count |
+      | files indexed | 0     |
+    And a request about "switch deployed" as session "s-1" holds the memory "The switch is flipped by Dana"
+    And the store counts 1 files

@@ -1,0 +1,177 @@
+"""Steps for memory items: remembering, importing conversations, scope, forgetting."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from behave import given, then, when
+from behave.runner import Context
+from testkit import assemble, pipeline, result
+
+from contextpipe import ContextpipeError, RequestFilters, StrategySelection
+
+
+def _moment(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _cell(row: object, key: str) -> str | None:
+    value = row[key].strip() if key in row.headings else ""  # type: ignore[attr-defined]
+    return value or None
+
+
+@given("the memory items:")
+def memory_items(context: Context) -> None:
+    for row in context.table:
+        pipeline(context).remember(
+            row["text"],
+            session=_cell(row, "session"),
+            user=_cell(row, "user"),
+            at=_moment(row["at"]),
+            item_id=_cell(row, "id"),
+            speaker=_cell(row, "speaker") or "",
+        )
+
+
+def _memory_texts(context: Context) -> list[str]:
+    """The memory items in the last context, as remembered (without time and speaker)."""
+    texts: list[str] = []
+    for fragment in result(context).fragments:
+        if fragment.source.kind == "memory":
+            said = fragment.text.split("] ", 1)[1]
+            texts.append(said.split(": ", 1)[1] if ": " in said else said)
+    return texts
+
+
+@then(
+    'a request about "{query}" sees exactly this memory, with each strategy alone and with'
+    " the default mix:"
+)
+def sees_exactly(context: Context, query: str) -> None:
+    names = [None, *(registered.strategy.name for registered in pipeline(context).strategies)]
+    for row in context.table:
+        expected = sorted(text.strip() for text in row["memory"].split(",") if text.strip())
+        for name in names:
+            selection = None if name is None else {name: StrategySelection()}
+            assemble(
+                context,
+                query,
+                budget=2000,
+                session=_cell(row, "session"),
+                user=_cell(row, "user"),
+                strategies=selection,
+            )
+            seen = sorted(_memory_texts(context))
+            unexpected = set(seen) - set(expected)
+            assert not unexpected, f"{name or 'mix'} {dict(row.items())}: leaked {unexpected}"
+            if name in (None, "simple-keyword"):  # it finds every item the request may see
+                assert seen == expected, f"{name or 'mix'} {dict(row.items())}: saw {seen}"
+
+
+@when(
+    'I ask for "{query}" within {budget:d} tokens as session "{session}" with filters of'
+    ' session "{other}"'
+)
+def ask_conflicting(context: Context, query: str, budget: int, session: str, other: str) -> None:
+    assemble(context, query, budget=budget, session=session, filters=RequestFilters(session=other))
+
+
+@when('I ask for "{query}" within {budget:d} tokens as session "{session}"')
+def ask_as_session(context: Context, query: str, budget: int, session: str) -> None:
+    assemble(context, query, budget=budget, session=session)
+
+
+@when('I ask for "{query}" within {budget:d} tokens as user "{user}"')
+def ask_as_user(context: Context, query: str, budget: int, user: str) -> None:
+    assemble(context, query, budget=budget, user=user)
+
+
+@when('the folder "{folder}" is forgotten')
+def folder_forgotten(context: Context, folder: str) -> None:
+    pipeline(context).forget(context.project / folder)
+
+
+@then('a request about "{query}" as session "{session}" holds the memory "{text}"')
+def holds_memory(context: Context, query: str, session: str, text: str) -> None:
+    assemble(context, query, budget=1000, session=session)
+    assert _memory_texts(context) == [text], _memory_texts(context)
+
+
+@then('a request about "{query}" as session "{session}" holds no memory')
+def holds_no_memory(context: Context, query: str, session: str) -> None:
+    assemble(context, query, budget=1000, session=session)
+    assert _memory_texts(context) == [], _memory_texts(context)
+
+
+@then("the store counts {count:d} files")
+def store_counts_files(context: Context, count: int) -> None:
+    assert pipeline(context).stats().files == count, pipeline(context).stats()
+
+
+@when('the memory of session "{session}" is forgotten')
+def forget_session(context: Context, session: str) -> None:
+    context.forgotten = pipeline(context).forget_memory(session=session)
+
+
+@when("memory is forgotten without naming a session, a user or global memory")
+def forget_nothing_named(context: Context) -> None:
+    context.error = None
+    try:
+        pipeline(context).forget_memory()
+    except ContextpipeError as exc:
+        context.error = exc
+
+
+@then('it fails saying "{words}"')
+def fails_saying(context: Context, words: str) -> None:
+    assert context.error is not None, "it did not fail"
+    assert words in str(context.error), str(context.error)
+
+
+@then('the context holds a fragment of node "{uri}" reading "{text}", modified at "{moment}"')
+def holds_node_reading(context: Context, uri: str, text: str, moment: str) -> None:
+    found = [f for f in result(context).fragments if f.uko_uri == uri]
+    assert found, [f.uko_uri for f in result(context).fragments]
+    assert found[0].text == text, found[0].text
+    assert found[0].source.modified_at == datetime.fromisoformat(moment), found[0].source
+
+
+@then('the graph knows "{uri}" as a memory node with no edges')
+def memory_node(context: Context, uri: str) -> None:
+    graph = pipeline(context).graph()
+    node = graph.node(uri)
+    assert node is not None and node.kind == "memory", node
+    assert not graph.neighbours(uri), graph.neighbours(uri)
+
+
+@then("the context holds {count:d} memory fragment")
+def memory_fragment_count(context: Context, count: int) -> None:
+    assert len(_memory_texts(context)) == count, _memory_texts(context)
+
+
+@given('a conversation file "{name}" with the turns:')
+def conversation_turns(context: Context, name: str) -> None:
+    turns = [{key: row[key] for key in row.headings} for row in context.table]
+    (context.project / name).write_text(json.dumps(turns), encoding="utf-8")
+
+
+@given('a conversation file "{name}" reading:')
+def conversation_reading(context: Context, name: str) -> None:
+    (context.project / name).write_text(context.text, encoding="utf-8")
+
+
+@when('the conversation "{name}" is imported for the user "{user}"')
+def import_conversation(context: Context, name: str, user: str) -> None:
+    context.error = None
+    try:
+        pipeline(context).import_conversation(context.project / name, user=user)
+    except ContextpipeError as exc:
+        context.error = exc
+
+
+@then('the memory in the context is from the nodes "{uris}" in some order')
+def memory_nodes(context: Context, uris: str) -> None:
+    found = sorted(f.uko_uri for f in result(context).fragments if f.source.kind == "memory")
+    assert found == sorted(u.strip() for u in uris.split(",")), found

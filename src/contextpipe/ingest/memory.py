@@ -1,0 +1,162 @@
+"""Memory items into the store, and conversations read from JSON files.
+
+Rules:
+
+1. A memory item is one node, `uko://memory/<scope>/<owner>/<id>` (`uko://memory/global/
+   <id>` for global memory; owner and id percent-quoted), of kind `memory`, alone in the
+   graph: its parent is itself, so no folder contains it and no edge reaches it. Its stored
+   path is `memory:<scope>/<owner>/<id>`, which names no file: `index` and `forget PATH`
+   leave it alone, and only `forget_memory` removes it.
+2. Its one fragment (the full text, depth 9) reads `[YYYY-MM-DD HH:MM] speaker: text` (UTC;
+   without a speaker `[time] text`); its time is its `modified_at`, so the timeline and the
+   time-aware strategies see it; its title is its speaker (else `memory`); it is searched
+   by its speaker and text, and embedded by the normal embedding stage like any full text.
+3. An item's id is the caller's, else the first 12 hex digits of the SHA-256 of its scope,
+   owner, time and text: remembering the same thing twice keeps it once. An item with the
+   id of one already kept in its scope replaces it.
+4. A conversation file is a JSON list of turns, each an object with the strings `id`,
+   `speaker`, `time` (ISO 8601; without a zone, UTC) and `text`; each turn becomes one item
+   that keeps its id. Every mistake is one line naming the file, the turn and the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import cast
+from urllib.parse import quote
+
+from ..errors import ContextpipeError
+from ..models import ContextFragment, SourceRef, content_hash, fragment_id
+from ..storage import MEMORY_KIND, MemoryItem, MemoryScope, NewFragment, NodeRecord, Store
+from ..tokenizers import Tokenizer
+
+
+def memory_scope(session: str | None, user: str | None) -> tuple[MemoryScope, str]:
+    """The scope and owner of an item remembered for `session` or `user` (neither: global)."""
+    if session is not None and user is not None:
+        raise ContextpipeError("a memory item belongs to a session or a user, not both")
+    if session is not None:
+        return MemoryScope.SESSION, _owner(session, "session")
+    if user is not None:
+        return MemoryScope.USER, _owner(user, "user")
+    return MemoryScope.GLOBAL, ""
+
+
+def _owner(value: str, what: str) -> str:
+    if not value.strip():
+        raise ContextpipeError(f"the {what} id must not be empty")
+    return value
+
+
+def memory_item(
+    text: str,
+    scope: MemoryScope,
+    owner: str,
+    at: datetime,
+    item_id: str | None = None,
+    speaker: str = "",
+) -> MemoryItem:
+    """A validated item (rule 3 gives it an id when it has none)."""
+    if not text.strip():
+        raise ContextpipeError("a memory item needs some text")
+    moment = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    if item_id is None:
+        key = "\x1f".join((scope.value, owner, moment.astimezone(UTC).isoformat(), text))
+        item_id = hashlib.sha256(key.encode()).hexdigest()[:12]
+    elif not item_id.strip():
+        raise ContextpipeError("a memory item's id must not be empty")
+    return MemoryItem(item_id, text, moment, scope, owner, speaker)
+
+
+def node_uri(item: MemoryItem) -> str:
+    """The item's node (rule 1)."""
+    owner = "" if item.scope is MemoryScope.GLOBAL else f"{quote(item.owner, safe='')}/"
+    return f"uko://memory/{item.scope.value}/{owner}{quote(item.id, safe='')}"
+
+
+def stored_path(item: MemoryItem) -> str:
+    """The name the store keeps the item under (rule 1)."""
+    owner = "" if item.scope is MemoryScope.GLOBAL else f"{item.owner}/"
+    return f"memory:{item.scope.value}/{owner}{item.id}"
+
+
+def rendered(item: MemoryItem) -> str:
+    """The item's fragment text (rule 2)."""
+    stamp = item.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    said = f"{item.speaker}: {item.text}" if item.speaker else item.text
+    return f"[{stamp}] {said}"
+
+
+def remember_items(store: Store, tokenizer: Tokenizer, items: Iterable[MemoryItem]) -> int:
+    """Write the items in one write session (all or none); returns how many."""
+    count = 0
+    with store.writer() as writer:
+        for item in items:
+            uri, path, text = node_uri(item), stored_path(item), rendered(item)
+            lines = text.count("\n") + 1
+            source = SourceRef(
+                uri=uri,
+                path=path,
+                start_line=1,
+                end_line=lines,
+                kind=MEMORY_KIND,
+                modified_at=item.at,
+            )
+            fragment = ContextFragment(
+                id=fragment_id(uri, 9),
+                uko_uri=uri,
+                detail_depth=9,
+                text=text,
+                token_count=tokenizer.count(text),
+                source=source,
+                content_hash=content_hash(text),
+                metadata={"tokenizer": tokenizer.name},
+            )
+            said = f"{item.speaker}: {item.text}" if item.speaker else item.text
+            writer.add_memory(
+                item,
+                NewFragment(fragment, item.speaker or MEMORY_KIND, "text", said),
+                NodeRecord(uri, MEMORY_KIND, f"memory {item.id}", path, 1, lines, uri),
+            )
+            count += 1
+    return count
+
+
+def read_conversation(path: Path, scope: MemoryScope, owner: str) -> list[MemoryItem]:
+    """The turns of a conversation file as memory items (rule 4)."""
+    try:
+        parsed: object = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ContextpipeError(f"{path}: cannot be read ({exc.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ContextpipeError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(parsed, list):
+        raise ContextpipeError(f"{path}: expected a JSON list of turns")
+    items: list[MemoryItem] = []
+    seen: set[str] = set()
+    for number, turn in enumerate(cast(Sequence[object], parsed), start=1):
+        where = f"{path}: turn {number}"
+        if not isinstance(turn, dict):
+            raise ContextpipeError(f"{where}: expected an object with id, speaker, time, text")
+        fields = cast(dict[str, object], turn)
+        values: dict[str, str] = {}
+        for key in ("id", "speaker", "time", "text"):
+            value = fields.get(key)
+            if not isinstance(value, str) or not value.strip():
+                raise ContextpipeError(f'{where}: "{key}" must be a non-empty string')
+            values[key] = value
+        try:
+            at = datetime.fromisoformat(values["time"])
+        except ValueError:
+            raise ContextpipeError(
+                f'{where}: "time" {values["time"]!r} is not an ISO 8601 time'
+            ) from None
+        if values["id"] in seen:
+            raise ContextpipeError(f'{where}: "id" {values["id"]!r} appears twice')
+        seen.add(values["id"])
+        items.append(memory_item(values["text"], scope, owner, at, values["id"], values["speaker"]))
+    return items

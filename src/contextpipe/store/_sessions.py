@@ -1,0 +1,142 @@
+"""The embedded store's `SessionTiers`: pinned items, each session's access log, recent
+memory (rules for `embedded`).
+
+Rules:
+
+1. Pinned are the config's targets (`[memory] pinned`) and the store's pins (`pins`
+   table, written by `contextpipe pin`): a target starting `uko://` names a node, one
+   ending in `/` a folder, any other a path or a glob of paths. Their full texts come in
+   path, line and id order.
+2. The access log keeps, per session, the nodes its last `access_log_assemblies`
+   assemblies delivered (table `access_log`); each record is one small transaction of its
+   own, never part of an index run, and changes nothing a search or the graph reads. A log
+   that cannot be written (busy, read-only) is skipped: it is only a log.
+3. Every read keeps to the request's filters and memory scope (`_scope` rule 1).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from ..logs import logger
+from ..models import ContextFragment, RequestFilters
+from ._rows import FRAGMENT_COLUMNS, as_fragment, filter_sql, utc
+from ._scope import Rows
+
+#: A folder target covers everything under it; a URI is matched exactly.
+_NODE_PREFIX = "uko://"
+
+
+class EmbeddedSessions:
+    """`SessionTiers` over the embedded store's tables."""
+
+    def __init__(
+        self,
+        rows: Rows,
+        connect: Callable[[], sqlite3.Connection],
+        pinned: Sequence[str],
+        assemblies: int,
+    ) -> None:
+        self._rows = rows
+        self._connect = connect
+        self._configured = tuple(pinned)
+        self._assemblies = assemblies
+
+    def pins(self) -> list[str]:
+        """The configured targets, then the store's pins, each once."""
+        stored = [str(row[0]) for row in self._rows("SELECT target FROM pins ORDER BY target", ())]
+        return list(dict.fromkeys((*self._configured, *stored)))
+
+    def pinned(self, limit: int, filters: RequestFilters) -> list[ContextFragment]:
+        """Full texts of the pinned items, by path, line and id (rule 1)."""
+        return self.named(self.pins(), limit, filters)
+
+    def named(
+        self, targets: Sequence[str], limit: int, filters: RequestFilters
+    ) -> list[ContextFragment]:
+        """Full texts of the nodes and files `targets` name, by path, line and id (rule 1)."""
+        if not targets or limit <= 0:
+            return []
+        uris = [target for target in targets if target.startswith(_NODE_PREFIX)]
+        globs = [
+            f"{target}*" if target.endswith("/") else target
+            for target in targets
+            if not target.startswith(_NODE_PREFIX)
+        ]
+        clauses = [*(["uri IN (" + ", ".join("?" * len(uris)) + ")"] if uris else [])]
+        clauses += ["fragments.path GLOB ?"] * len(globs)
+        where, params = filter_sql(filters)
+        found = self._rows(
+            f"SELECT {FRAGMENT_COLUMNS} FROM fragments WHERE depth = 9"
+            f" AND ({' OR '.join(clauses)}) {where}"
+            " ORDER BY fragments.path, start_line, id LIMIT ?",
+            (*uris, *globs, *params, limit),
+        )
+        return [as_fragment(row) for row in found]
+
+    def recently_used(
+        self, session: str, limit: int, filters: RequestFilters
+    ) -> list[ContextFragment]:
+        """Full texts of the nodes `session`'s recent assemblies delivered, latest first,
+        ties by id (rule 2).
+        """
+        if limit <= 0:
+            return []
+        columns = ", ".join(f"fragments.{column.strip()}" for column in FRAGMENT_COLUMNS.split(","))
+        where, params = filter_sql(filters)
+        found = self._rows(
+            f"SELECT {columns} FROM fragments JOIN"
+            " (SELECT uri, max(assembly) AS latest FROM access_log WHERE session = ?"
+            "  GROUP BY uri) AS used ON used.uri = fragments.uri"
+            f" WHERE depth = 9 {where} ORDER BY used.latest DESC, fragments.id LIMIT ?",
+            (session, *params, limit),
+        )
+        return [as_fragment(row) for row in found]
+
+    def recent_memory(
+        self, limit: int, filters: RequestFilters, until: datetime | None = None
+    ) -> list[ContextFragment]:
+        """Memory items the request may see from before `until`, newest first, ties by id."""
+        if limit <= 0:
+            return []
+        where, params = filter_sql(filters)
+        bound: list[str] = []
+        if until is not None:
+            where += " AND modified_at < ?"
+            bound.append(utc(until))
+        found = self._rows(
+            f"SELECT {FRAGMENT_COLUMNS} FROM fragments"
+            " WHERE depth = 9 AND fragments.path IN (SELECT path FROM memory)"
+            f" {where} ORDER BY modified_at DESC, id LIMIT ?",
+            (*params, *bound, limit),
+        )
+        return [as_fragment(row) for row in found]
+
+    def record_use(self, session: str, uris: Sequence[str]) -> None:
+        """Log one assembly of `session` and forget its older ones past the bound (rule 2)."""
+        if self._assemblies <= 0 or not uris:
+            return
+        connection = self._connect()
+        try:
+            # An index run holds the lock for seconds: a query waits for it only briefly.
+            connection.execute("PRAGMA busy_timeout = 50")
+            connection.execute("BEGIN IMMEDIATE")
+            (latest,) = connection.execute(
+                "SELECT coalesce(max(assembly), 0) FROM access_log WHERE session = ?", (session,)
+            ).fetchone()
+            assembly = int(latest) + 1
+            connection.executemany(
+                "INSERT OR IGNORE INTO access_log(session, assembly, uri) VALUES (?, ?, ?)",
+                [(session, assembly, uri) for uri in dict.fromkeys(uris)],
+            )
+            connection.execute(
+                "DELETE FROM access_log WHERE session = ? AND assembly <= ?",
+                (session, assembly - self._assemblies),
+            )
+            connection.execute("COMMIT")
+        except sqlite3.OperationalError as exc:  # busy, or a read-only store
+            logger.debug("access not logged", session=session, reason=str(exc))
+        finally:
+            connection.close()
