@@ -344,6 +344,17 @@ def graph_show(obj: _Context, uri: str, hops: int) -> None:
 @click.option("--path", "paths", multiple=True, help="Only sources matching this glob.")
 @click.option("--kind", "kinds", multiple=True, help="Only sources of this kind.")
 @click.option("--deadline-ms", type=int, help="Global deadline for strategies.")
+@click.option(
+    "--focus",
+    "focus",
+    multiple=True,
+    help="Start from this node URI, path, path:line, dotted name or symbol (repeatable).",
+)
+@click.option(
+    "--prefer-source",
+    is_flag=True,
+    help="A code question: source files before tests, docs, changelogs and CI files.",
+)
 @click.pass_obj
 def query(
     obj: _Context,
@@ -355,6 +366,8 @@ def query(
     paths: tuple[str, ...],
     kinds: tuple[str, ...],
     deadline_ms: int | None,
+    focus: tuple[str, ...],
+    prefer_source: bool,
 ) -> None:
     """Assemble context for QUERY within the budget and print it.
 
@@ -375,6 +388,8 @@ def query(
             strategies={name: StrategySelection() for name in strategies} or None,
             filters=RequestFilters(paths=paths, kinds=kinds),
             deadline_ms=deadline_ms,
+            focus=focus,
+            prefer_source=prefer_source,
         )
     if output_format == OutputFormat.JSON:
         click.echo(context.to_json())
@@ -730,6 +745,61 @@ def eval_beir(
             f"{name:{width}}  {figures.ndcg_10:<7.4f}  {figures.recall_10:<6.4f}  "
             f"{figures.recall_100:<6.4f}{shares}".rstrip()
         )
+
+
+@eval_group.command("fileloc")
+@click.argument("tasks", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--repo",
+    "repository",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The git repository or bundle the tasks' commits come from.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def eval_fileloc(
+    obj: _Context, tasks: Path, repository: Path, limit: int | None, output_format: str
+) -> None:
+    """File localisation: Acc@1/3/5/10 of the files that had to change among the files of
+    the context assembled for each task of TASKS (JSON lines: id, base, query, gold_files),
+    with each task's base checked out from --repo, for the default mix and each strategy
+    alone.
+
+    The repository is cloned into a temporary folder and indexed there, under your
+    settings (config file and environment); your own store is not touched.
+    """
+    from rich.console import Console
+
+    from .evaluation import evaluate_fileloc, read_tasks
+
+    local = Path(CONFIG_FILENAME)
+    config = obj.config or (local if local.is_file() else None)
+    stderr = Console(stderr=True)
+    with _errors():
+        chosen = read_tasks(tasks, limit)
+        if stderr.is_terminal:
+            with _progress_bar(stderr) as bar:
+                result = evaluate_fileloc(chosen, repository, config, _BarProgress(bar, "tasks"))
+        else:
+            result = evaluate_fileloc(chosen, repository, config)
+    for name, why in result.not_run.items():
+        click.echo(f"contextpipe: warning: {name} ran for no task ({why})", err=True)
+    if output_format == "json":
+        click.echo(json.dumps(result.as_json(), indent=2))
+        return
+    click.echo(
+        f"fileloc {tasks} on {repository}: {result.mix.tasks} tasks, "
+        f"index {result.index_seconds:.2f} s per task"
+    )
+    rows = [("default mix", result.mix), *result.per_strategy.items()]
+    width = max(len(name) for name, _ in rows)
+    heads = "".join(f"  Acc@{k:<3}" for k in result.mix.accuracy)
+    click.echo(f"{'':{width}}{heads}  query ms")
+    for name, figures in rows:
+        shares = "".join(f"  {share:<7.4f}" for share in figures.accuracy.values())
+        click.echo(f"{name:{width}}{shares}  {figures.query_ms:.1f}")
 
 
 @cli.group("tune")

@@ -141,6 +141,13 @@ class ContextRequest(BaseModel):
     messages: tuple[ChatMessage, ...] = Field(
         default=(), description="Conversation for the `messages` format; defaults to the query."
     )
+    prefer_source: bool = Field(
+        default=False,
+        description=(
+            "A code question: strategies that honour it rank source files before tests, "
+            "docs, changelogs and CI files (`source_role`)."
+        ),
+    )
 
     @field_validator("query")
     @classmethod

@@ -222,6 +222,14 @@ class GraphView(Protocol):
         """How many nodes of each kind and edges of each type the graph holds."""
         ...
 
+    def lookup(self, name: str) -> Sequence[GraphNode]:
+        """The nodes a user may mean by `name`, sorted by URI: the node with that URI; else
+        the files whose path ends with the longest matching tail of `name` (a path, or a
+        dotted module name); else the definitions of that qualified (`Class.method`) or
+        plain name, within the module a dotted name starts with when it names one.
+        """
+        ...
+
 
 @runtime_checkable
 class Timeline(Protocol):

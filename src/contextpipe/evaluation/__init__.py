@@ -10,11 +10,22 @@ from __future__ import annotations
 
 from .beir import BeirSet, read_beir, write_corpus
 from .config_text import NOTE_PREFIX, tuned_config, tuning_note
+from .fileloc import (
+    ACCURACY_AT,
+    FILELOC_BUDGET,
+    FilelocEvaluation,
+    FilelocTask,
+    LocFigures,
+    evaluate_fileloc,
+    read_tasks,
+)
 from .measure import HIT_BUDGETS, RANKING_BUDGET, EvalProgress, Evaluation, Figures, evaluate
 from .project import Project, indexed_project
 from .tuning import Parameter, Trial, Tuning, searched, tune
 
 __all__ = [
+    "ACCURACY_AT",
+    "FILELOC_BUDGET",
     "HIT_BUDGETS",
     "NOTE_PREFIX",
     "RANKING_BUDGET",
@@ -22,13 +33,18 @@ __all__ = [
     "EvalProgress",
     "Evaluation",
     "Figures",
+    "FilelocEvaluation",
+    "FilelocTask",
+    "LocFigures",
     "Parameter",
     "Project",
     "Trial",
     "Tuning",
     "evaluate",
+    "evaluate_fileloc",
     "indexed_project",
     "read_beir",
+    "read_tasks",
     "searched",
     "tune",
     "tuned_config",
