@@ -99,12 +99,11 @@ def _fragments(context: Context, node: str) -> list[ResultFragment]:
     whole file ("a/b.py").
     """
     path, _, anchor = node.partition("#")
-    found = [
+    return [
         fragment
         for fragment in result(context).fragments
         if fragment.source.path == path and fragment.uko_uri.partition("#")[2] == anchor
     ]
-    return found
 
 
 def _listing(context: Context) -> list[str]:

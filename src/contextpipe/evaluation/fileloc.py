@@ -170,7 +170,11 @@ def evaluate_fileloc(
                 mix = _outcome(pipeline, task, budget, None)
                 outcomes.setdefault("", []).append(mix)
                 for name in names:
-                    alone = mix if mix.ran == {name} else _outcome(pipeline, task, budget, name)
+                    alone = (
+                        mix
+                        if mix.ran == frozenset({name})
+                        else _outcome(pipeline, task, budget, name)
+                    )
                     outcomes.setdefault(name, []).append(alone)
                 if progress is not None:
                     progress.advance()

@@ -141,8 +141,16 @@ class NavigatorOptions(BaseModel):
 
     def edge_weight(self, edge_type: str) -> float:
         """The option weight of an edge type (0 for a type it does not know)."""
-        value = getattr(self, f"{edge_type}_weight", 0.0)
-        return float(value) if isinstance(value, int | float) else 0.0
+        weights = {
+            "calls": self.calls_weight,
+            "inherits": self.inherits_weight,
+            "imports": self.imports_weight,
+            "references": self.references_weight,
+            "contains": self.contains_weight,
+            "links_to": self.links_to_weight,
+            "mentions": self.mentions_weight,
+        }
+        return weights.get(edge_type, 0.0)
 
 
 @dataclass
