@@ -4,6 +4,7 @@
     nox                      # every gate, in order
     nox -s tests robot       # just the behave scenarios and the Robot suites
     nox -s eval              # contextpipe eval beir on the shared SciFact data (not by default)
+    nox -s fileloc           # contextpipe eval fileloc on click and httpx (not by default)
 """
 
 from __future__ import annotations
@@ -139,6 +140,22 @@ def eval_(session: nox.Session) -> None:
     `nox -s eval -- --limit 100` or `nox -s eval -- --format json`.
     """
     session.run("python", "-m", "benchmarks.scifact_report", *session.posargs)
+
+
+@nox.session
+def fileloc(session: nox.Session) -> None:
+    """`contextpipe eval fileloc` on the shared fileloc data (`$CONTEXTPIPE_EVAL_DATA` or
+    ../shared/data, folder `fileloc/`): click's and httpx's first 300 tasks, issue 10's
+    measurement; not a default session (about an hour on 2 cores). Arguments after `--`
+    replace `--limit 300`, e.g. `nox -s fileloc -- --limit 20 --format json`.
+    """
+    _models(session)
+    environ = os.environ.get("CONTEXTPIPE_EVAL_DATA")
+    data = (Path(environ) if environ else ROOT.parent / "shared" / "data") / "fileloc"
+    arguments = session.posargs or ["--limit", "300"]
+    for project in ("click", "httpx"):
+        tasks, bundle = data / f"{project}_history.jsonl", data / f"{project}.bundle"
+        session.run("contextpipe", "eval", "fileloc", str(tasks), "--repo", str(bundle), *arguments)
 
 
 def _head() -> str:

@@ -25,8 +25,10 @@ Rules, in order:
    seeded at the focus by weight, damping `damping`) is combined with the reach:
    `score = (1 - pagerank_weight) x reach / max reach + pagerank_weight x rank / max
    rank`; ties by URI.
-5. **Detail.** The focus at full depth (9), then as skeleton (4) and listing (0); nodes
-   one hop away as skeleton, then listing; farther ones as listing. The shallower depths
+5. **Detail.** The focus at full depth (9), then as skeleton (4) and listing (0) (a
+   keyword hit too: its full text is what matched, and equal texts fuse with other
+   strategies' votes); nodes one hop away as skeleton, then listing; farther ones as
+   listing. The shallower depths
    of a node are proposed with its score times `depth_value` (0.6 skeleton, 0.25
    listing), so that the packer trades detail for coverage. A file found through the
    text index or its name is proposed from its skeleton down, its full text only when a
@@ -95,21 +97,46 @@ class NavigatorOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_hops: int = Field(default=2, ge=0, le=6, description="Breadth-first hops (0-6).")
+    max_hops: int = Field(
+        default=2, ge=0, le=6, description="Hops walked breadth-first from the focus (0-6)."
+    )
     depth_first_hops: int = Field(
-        default=2, ge=0, le=10, description="Further hops depth-first while budget lasts."
+        default=2,
+        ge=0,
+        le=10,
+        description="Hops walked further, depth-first, while the budget lasts (0-10).",
     )
-    calls_weight: float = Field(default=1.0, ge=0.0, le=1.0, description="calls edges.")
-    inherits_weight: float = Field(default=0.9, ge=0.0, le=1.0, description="inherits edges.")
-    imports_weight: float = Field(default=0.7, ge=0.0, le=1.0, description="imports edges.")
-    references_weight: float = Field(default=0.6, ge=0.0, le=1.0, description="references edges.")
-    contains_weight: float = Field(default=0.5, ge=0.0, le=1.0, description="contains edges.")
-    links_to_weight: float = Field(default=0.5, ge=0.0, le=1.0, description="links_to edges.")
-    mentions_weight: float = Field(default=0.4, ge=0.0, le=1.0, description="mentions edges.")
+    calls_weight: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="Weight of calls edges (0-1; 0: never walked)."
+    )
+    inherits_weight: float = Field(
+        default=0.9, ge=0.0, le=1.0, description="Weight of inherits edges (0-1; 0: never walked)."
+    )
+    imports_weight: float = Field(
+        default=0.7, ge=0.0, le=1.0, description="Weight of imports edges (0-1; 0: never walked)."
+    )
+    references_weight: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="Weight of references edges (0-1; 0: never walked).",
+    )
+    contains_weight: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Weight of contains edges (0-1; 0: never walked)."
+    )
+    links_to_weight: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Weight of links_to edges (0-1; 0: never walked)."
+    )
+    mentions_weight: float = Field(
+        default=0.4, ge=0.0, le=1.0, description="Weight of mentions edges (0-1; 0: never walked)."
+    )
     reverse_factor: float = Field(
-        default=0.8, ge=0.0, le=1.0, description="Edge weight factor against its direction."
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Edge weight times this when walked against its direction.",
     )
-    hop_decay: float = Field(default=0.5, gt=0.0, le=1.0, description="Reach factor per hop.")
+    hop_decay: float = Field(default=0.5, gt=0.0, le=1.0, description="Reach times this per hop.")
     pagerank_weight: float = Field(
         default=0.3, ge=0.0, le=1.0, description="Share of personalised PageRank in the score."
     )
@@ -119,7 +146,10 @@ class NavigatorOptions(BaseModel):
     )
     max_nodes: int = Field(default=1500, ge=1, le=100_000, description="Nodes walked at most.")
     text_hits: int = Field(
-        default=50, ge=0, le=1000, description="Text-index hits read for a focus from the query."
+        default=50,
+        ge=0,
+        le=1000,
+        description="Text-index hits read to find a focus in the query (0: none).",
     )
     file_evidence: float = Field(
         default=0.5,
@@ -128,10 +158,14 @@ class NavigatorOptions(BaseModel):
         description="How much a file's further hits add: the i-th best counts this^(i-1).",
     )
     prefer_source: bool = Field(
-        default=False, description="Treat every request as a code question (rule 6)."
+        default=False,
+        description="Treat every request as a code question (non_source_factor).",
     )
     non_source_factor: float = Field(
-        default=0.2, ge=0.0, le=1.0, description="Seed weight of non-source files (rule 6)."
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="In a code question, seeds in tests, docs, changelogs and CI weigh this.",
     )
     time_limit_ms: int = Field(
         default=1000,
@@ -325,7 +359,8 @@ def _text_seeds(
         share = options.file_evidence ** counted.get(path, 0)
         evidence[path] = evidence.get(path, 0.0) + share * hit.score / best
         counted[path] = counted.get(path, 0) + 1
-        _add(seeds, hit.fragment.uko_uri, factor * _TEXT_HIT * hit.score / best, "keyword hit")
+        weight = factor * _TEXT_HIT * hit.score / best
+        _add(seeds, hit.fragment.uko_uri, weight, "keyword hit", full=True)
     strongest = max(evidence.values())
     for path, value in evidence.items():
         files = [node for node in graph.lookup(path) if node.path == path]
