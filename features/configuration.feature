@@ -99,7 +99,7 @@ Feature: Configuration
       weight = 2.0
       """
     When the pipeline is opened
-    Then it opens, warning "config.toml:4: strategies.<name>: no strategy called '<name>' is loaded, so these settings do nothing<hint> (loaded: relevance, semantic-embedding, simple-keyword)"
+    Then it opens, warning "config.toml:4: strategies.<name>: no strategy called '<name>' is loaded, so these settings do nothing<hint> (loaded: breadth-depth-navigator, relevance, semantic-embedding, simple-keyword)"
     And the warning is logged as an "unknown strategy" event naming "<name>"
 
     Examples:
@@ -126,13 +126,13 @@ Feature: Configuration
     Given the project config file:
       """
       [plugins]
-      deny = ["simple-keyword", "relevance", "semantic-embedding"]
+      deny = ["simple-keyword", "relevance", "semantic-embedding", "breadth-depth-navigator"]
 
       [strategies.simple-keyword]
       weight = 2.0
       """
     When the pipeline is opened
-    Then it opens, warning "config.toml:4: strategies.simple-keyword: no strategy called 'simple-keyword' is loaded, so these settings do nothing (loaded: none; plugins not loaded: relevance (disabled), semantic-embedding (disabled), simple-keyword (disabled))"
+    Then it opens, warning "config.toml:4: strategies.simple-keyword: no strategy called 'simple-keyword' is loaded, so these settings do nothing (loaded: none; plugins not loaded: breadth-depth-navigator (disabled), relevance (disabled), semantic-embedding (disabled), simple-keyword (disabled))"
 
   Scenario: Settings of an installed strategy give no warning
     Given the project config file:

@@ -20,7 +20,8 @@ Every Strategy Skipped Says Which And Why
     ...    env:CONTEXTPIPE_STRATEGIES__SIMPLE_KEYWORD__ENABLED=false
     ...    env:CONTEXTPIPE_STRATEGIES__SEMANTIC_EMBEDDING__ENABLED=false
     ...    env:CONTEXTPIPE_STRATEGIES__RELEVANCE__ENABLED=false
-    Nothing Was Printed But    ${result}    no strategy ran (relevance: skipped, disabled in config; semantic-embedding: skipped, disabled in config; simple-keyword: skipped, disabled in config)
+    ...    env:CONTEXTPIPE_STRATEGIES__BREADTH_DEPTH_NAVIGATOR__ENABLED=false
+    Nothing Was Printed But    ${result}    no strategy ran (breadth-depth-navigator: skipped, disabled in config; relevance: skipped, disabled in config; semantic-embedding: skipped, disabled in config; simple-keyword: skipped, disabled in config)
 
 Filters That Match Nothing Say So
     ${result}=    Run contextpipe    query    budget    --path    nowhere/*
