@@ -9,7 +9,7 @@ import importlib
 import json
 import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -707,6 +707,20 @@ def _evaluation(
         yield data, project, _BarProgress(bar, "queries")
 
 
+def _printed_json(
+    not_run: Mapping[str, str], unit: str, output_format: str, figures: object
+) -> bool:
+    """Warn of each strategy that ran for no query (or task); print the figures and say so
+    when the format is json.
+    """
+    for name, why in not_run.items():
+        click.echo(f"contextpipe: warning: {name} ran for no {unit} ({why})", err=True)
+    if output_format == "json":
+        click.echo(json.dumps(figures, indent=2))
+        return True
+    return False
+
+
 @cli.group("eval")
 def eval_group() -> None:
     """Measure the assembled context on a benchmark (docs/evaluation.md)."""
@@ -729,10 +743,7 @@ def eval_beir(
 
     with _errors(), _evaluation(obj, folder, split, limit) as (data, project, progress):
         result = evaluate(project, data, progress)
-    for name, why in result.not_run.items():
-        click.echo(f"contextpipe: warning: {name} ran for no query ({why})", err=True)
-    if output_format == "json":
-        click.echo(json.dumps(result.as_json(), indent=2))
+    if _printed_json(result.not_run, "query", output_format, result.as_json()):
         return
     click.echo(f"BEIR {folder} ({split}): {result.mix.queries} judged queries")
     rows = [("default mix", result.mix), *result.per_strategy.items()]
@@ -784,10 +795,7 @@ def eval_fileloc(
                 result = evaluate_fileloc(chosen, repository, config, _BarProgress(bar, "tasks"))
         else:
             result = evaluate_fileloc(chosen, repository, config)
-    for name, why in result.not_run.items():
-        click.echo(f"contextpipe: warning: {name} ran for no task ({why})", err=True)
-    if output_format == "json":
-        click.echo(json.dumps(result.as_json(), indent=2))
+    if _printed_json(result.not_run, "task", output_format, result.as_json()):
         return
     click.echo(
         f"fileloc {tasks} on {repository}: {result.mix.tasks} tasks, "

@@ -28,7 +28,6 @@ Method (figures are only comparable when measured the same way):
 
 from __future__ import annotations
 
-import json
 import subprocess
 import tempfile
 import time
@@ -40,6 +39,7 @@ from typing import NamedTuple, cast
 
 from contextpipe import ContextpipeError, Pipeline, StrategySelection
 
+from ._common import json_objects, why_not
 from .measure import EvalProgress
 
 #: The budget of the assembled context whose files are ranked (as the issue measured).
@@ -65,26 +65,16 @@ def read_tasks(path: Path, limit: int | None = None) -> list[FilelocTask]:
     if not path.is_file():
         raise ContextpipeError(f"{path}: no such file (a JSON-lines file of fileloc tasks)")
     tasks: list[FilelocTask] = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if limit is not None and len(tasks) >= limit:
-                break
-            if line.strip():
-                tasks.append(_task(path, number, line))
+    for number, record in json_objects(path):
+        if limit is not None and len(tasks) >= limit:
+            break
+        tasks.append(_task(f"{path}:{number}", record))
     if not tasks:
         raise ContextpipeError(f"{path}: no task (one JSON object a line)")
     return tasks
 
 
-def _task(path: Path, number: int, line: str) -> FilelocTask:
-    where = f"{path}:{number}"
-    try:
-        parsed: object = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ContextpipeError(f"{where}: not JSON ({exc.msg})") from None
-    if not isinstance(parsed, dict):
-        raise ContextpipeError(f"{where}: not a JSON object")
-    record = cast(dict[str, object], parsed)
+def _task(where: str, record: Mapping[str, object]) -> FilelocTask:
     fields: dict[str, str] = {}
     for key in ("id", "base", "query"):
         value = record.get(key)
@@ -186,7 +176,7 @@ def evaluate_fileloc(
         if any(name in outcome.ran for outcome in outcomes[name]):
             per_strategy[name] = _figures(tasks, outcomes[name])
         else:
-            not_run[name] = _why_not(name, outcomes[name])
+            not_run[name] = why_not(name, (o.reports for o in outcomes[name]))
     return FilelocEvaluation(
         _figures(tasks, outcomes[""]),
         per_strategy,
@@ -195,20 +185,12 @@ def evaluate_fileloc(
     )
 
 
-@dataclass(frozen=True)
-class _Git:
-    folder: Path
-
-    def __call__(self, *arguments: str) -> None:
-        done = subprocess.run(
-            ["git", "-C", str(self.folder), *arguments],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            problem = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            raise ContextpipeError(f"git {' '.join(arguments)}: {problem}")
+def _git(*arguments: str) -> None:
+    """Run git; a failure is a `ContextpipeError` with git's last line of complaint."""
+    done = subprocess.run(["git", *arguments], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        problem = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        raise ContextpipeError(problem)
 
 
 @contextmanager
@@ -220,27 +202,23 @@ def _work_folder(repository: Path) -> Generator[Path]:
         raise ContextpipeError(f"{repository}: no such git repository or bundle")
     with tempfile.TemporaryDirectory(prefix="contextpipe-fileloc-") as folder:
         checkout = Path(folder) / "repository"
-        done = subprocess.run(
-            ["git", "clone", "--quiet", "--no-checkout", str(repository), str(checkout)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            problem = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            raise ContextpipeError(f"{repository}: not a git repository or bundle ({problem})")
+        try:
+            _git("clone", "--quiet", "--no-checkout", str(repository), str(checkout))
+        except ContextpipeError as exc:
+            raise ContextpipeError(
+                f"{repository}: not a git repository or bundle ({exc})"
+            ) from None
         yield checkout
 
 
 def _check_out(pipeline: Pipeline, work: Path, task: FilelocTask) -> float:
     """Check out the task's base and bring the store up to date; the seconds it took."""
     started = time.perf_counter()
-    git = _Git(work)
     try:
-        git("checkout", "--quiet", "--force", "--detach", task.base)
+        _git("-C", str(work), "checkout", "--quiet", "--force", "--detach", task.base)
+        _git("-C", str(work), "clean", "--quiet", "-fdx")
     except ContextpipeError as exc:
         raise ContextpipeError(f"task {task.id}: base {task.base}: {exc}") from None
-    git("clean", "--quiet", "-fdx")
     pipeline.index([work])
     if pipeline.settings.embedding.enabled:
         pipeline.embed()
@@ -275,11 +253,3 @@ def _figures(tasks: Sequence[FilelocTask], outcomes: Sequence[_Outcome]) -> LocF
         accuracy[k] = round(found / count, 4)
     query_ms = round(1000 * sum(o.seconds for o in outcomes) / count, 4)
     return LocFigures(count, accuracy, query_ms)
-
-
-def _why_not(name: str, outcomes: Sequence[_Outcome]) -> str:
-    for outcome in outcomes:
-        if name in outcome.reports:
-            status, reason = outcome.reports[name]
-            return f"{status}: {reason}"
-    return "no report"
