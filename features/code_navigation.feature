@@ -125,6 +125,10 @@ Feature: Finding code from what a request points at, by the structure of the cod
     Then the first fragment of the context is "shop/pricing.py#apply_discount" at depth 9
     And the reason of "shop/pricing.py#apply_discount" mentions "named in the query: apply_discount"
 
+  Scenario: A file named in the query without its ending is a starting point
+    When I ask for "the receipts come out twice" as a code question within 2000 tokens using only the navigator
+    Then the reason of "shop/receipts.py" mentions "file named in the query: receipts"
+
   Scenario: Plain prose does not call for the navigator; code in the query does
     When I ask for "what is the weather like today" within 2000 tokens
     Then the report of "breadth-depth-navigator" says skipped with a reason mentioning "can_handle returned 0"

@@ -352,26 +352,31 @@ class ResolvedGraph:
                     if not inside or graph.nodes[uri]["path"] in inside
                 ]
         else:
-            found = names.definitions.get(name, [])
+            found = [*names.definitions.get(name, ()), *names.stems.get(name, ())]
         return [node for uri in sorted(set(found)) if (node := self.node(uri)) is not None]
 
 
 class _Names:
-    """The graph's nodes by the names users give them: files by every tail of their path,
-    definitions by qualified name and by last name.
+    """The graph's nodes by the names users give them: files by every tail of their path
+    and by their name without its ending (a package by its folder's name; leading
+    underscores optional), definitions by qualified name and by last name.
     """
 
     def __init__(self, graph: nx.MultiDiGraph[str]) -> None:
         self.files: defaultdict[str, list[str]] = defaultdict(list)
         self.definitions: defaultdict[str, list[str]] = defaultdict(list)
+        self.stems: defaultdict[str, list[str]] = defaultdict(list)
         for uri, data in graph.nodes(data=True):
             kind, name, path = str(data["kind"]), str(data["name"]), str(data["path"])
             if kind in ("repository", "directory"):
                 continue
             if "#" not in uri:
-                parts = PurePosixPath(path).parts
-                for start in range(len(parts)):
-                    self.files["/".join(parts[start:])].append(uri)
+                pure = PurePosixPath(path)
+                for start in range(len(pure.parts)):
+                    self.files["/".join(pure.parts[start:])].append(uri)
+                stem = pure.stem if pure.stem != "__init__" else pure.parent.name
+                for name in {stem, stem.strip("_")} - {""}:
+                    self.stems[name].append(uri)
             elif kind not in _NOT_DEFINITIONS:
                 self.definitions[name].append(uri)
                 if "." in name:
