@@ -136,3 +136,17 @@ Feature: Code questions: long issue texts, paths and tracebacks, source before t
     And the project is indexed
     When I ask for "percent rounding" within 2000 tokens using only the strategy "simple-keyword"
     Then the first fragment of the context is "src/shop/rates.py#apply_rate" at depth 9
+
+  Scenario: A code question holds every strategy to it, even one that knows nothing of it
+    Given the sample documentation is indexed
+    And a strategy "oblivious" that proposes:
+      | fragment | path            | lines | text                          |
+      | check    | tests/test_a.py | 1-3   | def test_a(): assert a() == 1 |
+      | notes    | docs/a.md       | 1-2   | How a works.                  |
+      | code     | src/a.py        | 1-2   | def a(): return 1             |
+    When I ask for "a" as a code question within 500 tokens using only the strategy "oblivious"
+    Then the first fragment of the context is "src/a.py#code" at depth 9
+    And the reason of "tests/test_a.py#check" mentions "in test files: after source files, as the request prefers source"
+    And the reason of "docs/a.md#notes" mentions "in docs files: after source files"
+    When I ask for "a" within 500 tokens using only the strategy "oblivious"
+    Then the first fragment of the context is "tests/test_a.py#check" at depth 9

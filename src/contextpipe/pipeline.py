@@ -24,6 +24,7 @@ from ._loops import ThreadLoops
 from .acceptance import CandidateChecks
 from .backends import VariantLookup
 from .budget import check_budget
+from .code_questions import source_first
 from .config import (
     LoadedSettings,
     effective_items,
@@ -279,6 +280,8 @@ class Pipeline:
         timings["acceptance"] = _ms(mark)
 
         mark = time.perf_counter()
+        if request.prefer_source:
+            ranked = [source_first(lists) for lists in ranked]
         fused = fuse(ranked, self.settings.fusion.rrf_k)
         timings["fusion"] = _ms(mark)
 

@@ -1,10 +1,10 @@
 """`simple-keyword`: BM25 keyword and phrase search over the text index; the universal
 fallback that works on any store with a text backend.
 
-A code question (a request with `prefer_source`, or the option `prefer_source`) lists hits
-in source files first and hits in tests, docs, changelogs and CI files after them, each
-group best first: those files match the words of a bug report well, but are rarely where
-the code to read or change is.
+With the option `prefer_source` every request is a code question: hits in source files
+come first, hits in tests, docs, changelogs and CI files after them, each group best first
+(a request's own `prefer_source` does the same to every strategy's list; see
+`contextpipe.code_questions`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ class KeywordOptions(BaseModel):
         default=False,
         description=(
             "Treat every request as a code question: hits in source files before hits in "
-            "tests, docs, changelogs and CI files (a request's prefer_source does the same)."
+            "tests, docs, changelogs and CI files (a request's prefer_source does the same "
+            "to every strategy)."
         ),
     )
 
@@ -93,11 +94,11 @@ class SimpleKeywordStrategy:
                 fragment=hit.fragment,
                 score=hit.score,
                 reason=f"BM25 matched {', '.join(hit.matched_terms) or 'query terms'}"
-                + _role_note(hit.fragment.source.path, request, self.options),
+                + _role_note(hit.fragment.source.path, self.options),
             )
             for hit in hits
         ]
-        if request.prefer_source or self.options.prefer_source:
+        if self.options.prefer_source:
             # A stable sort: each group keeps its BM25 order.
             candidates.sort(key=lambda c: source_role(c.fragment.source.path) != "source")
         return candidates
@@ -113,9 +114,9 @@ class SimpleKeywordStrategy:
         )
 
 
-def _role_note(path: str, request: ContextRequest, options: KeywordOptions) -> str:
+def _role_note(path: str, options: KeywordOptions) -> str:
     """For a code question, why a hit outside the source comes after the source hits."""
-    if not (request.prefer_source or options.prefer_source):
+    if not options.prefer_source:
         return ""
     role = source_role(path)
     return "" if role == "source" else f" (in {role} files: after source files)"
