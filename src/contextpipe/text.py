@@ -61,15 +61,18 @@ def _word_parts(word: str) -> str:
     return ""
 
 
-@lru_cache(maxsize=1024)
 def query_terms(query: str) -> list[str]:
-    """The search terms of a user query (see the module docstring). Cached: every strategy
-    and the store analyse the same query.
-    """
+    """The search terms of a user query (see the module docstring)."""
+    return list(_analysed(query))
+
+
+@lru_cache(maxsize=1024)
+def _analysed(query: str) -> tuple[str, ...]:
+    """Cached: every strategy and the store analyse the same query."""
     terms = _terms(query)
     if len(terms) <= MAX_QUERY_TERMS:
-        return terms
-    return _long_query_terms(query)[:MAX_QUERY_TERMS]
+        return tuple(terms)
+    return tuple(_long_query_terms(query)[:MAX_QUERY_TERMS])
 
 
 def _phrases(query: str) -> tuple[list[str], str]:
