@@ -91,6 +91,12 @@ Feature: Code questions: long issue texts, paths and tracebacks, source before t
       | README.md                          | docs      |
       | CHANGES.rst                        | changelog |
       | .github/ISSUE_TEMPLATE/bug.md      | ci        |
+      | pyproject.toml                     | config    |
+      | uv.lock                            | config    |
+      | .pre-commit-config.yaml            | config    |
+      | setup.py                           | config    |
+      | examples/repo/repo.py              | example   |
+      | LICENSE                            | docs      |
 
   Scenario: A code question ranks source before tests, docs and changelogs
     Given a file "src/shop/rates.py" containing:
@@ -116,8 +122,6 @@ Feature: Code questions: long issue texts, paths and tracebacks, source before t
     Then the first fragment of the context is not from "src/shop/rates.py"
     When I ask for "percent rounding" as a code question within 2000 tokens using only the strategy "simple-keyword"
     Then the first fragment of the context is "src/shop/rates.py#apply_rate" at depth 9
-    And the reason of "tests/test_rates.py#test_percent_rounding" mentions "in test files: after source files"
-    And the reason of "CHANGES.md#changes" mentions "in changelog files: after source files"
 
   Scenario: The keyword option prefer_source makes every request a code question
     Given a file "src/shop/rates.py" containing:
@@ -137,16 +141,18 @@ Feature: Code questions: long issue texts, paths and tracebacks, source before t
     When I ask for "percent rounding" within 2000 tokens using only the strategy "simple-keyword"
     Then the first fragment of the context is "src/shop/rates.py#apply_rate" at depth 9
 
-  Scenario: A code question holds every strategy to it, even one that knows nothing of it
+  Scenario: A code question ranks every source item first, whichever strategies agree
     Given the sample documentation is indexed
     And a strategy "oblivious" that proposes:
       | fragment | path            | lines | text                          |
       | check    | tests/test_a.py | 1-3   | def test_a(): assert a() == 1 |
       | notes    | docs/a.md       | 1-2   | How a works.                  |
       | code     | src/a.py        | 1-2   | def a(): return 1             |
-    When I ask for "a" as a code question within 500 tokens using only the strategy "oblivious"
-    Then the first fragment of the context is "src/a.py#code" at depth 9
-    And the reason of "tests/test_a.py#check" mentions "in test files: after source files, as the request prefers source"
-    And the reason of "docs/a.md#notes" mentions "in docs files: after source files"
-    When I ask for "a" within 500 tokens using only the strategy "oblivious"
+    And a strategy "agreeable" that proposes:
+      | fragment | path            | lines | text                          |
+      | check    | tests/test_a.py | 1-3   | def test_a(): assert a() == 1 |
+      | build    | pyproject.toml  | 1-2   | [project]                     |
+    When I ask for "a" as a code question within 500 tokens using only the strategies "oblivious, agreeable"
+    Then the fragments of the context by fused score are "src/a.py#code, tests/test_a.py#check, pyproject.toml#build, docs/a.md#notes"
+    When I ask for "a" within 500 tokens using only the strategies "oblivious, agreeable"
     Then the first fragment of the context is "tests/test_a.py#check" at depth 9

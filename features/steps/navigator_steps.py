@@ -224,3 +224,27 @@ def mentions_are(context: Context) -> None:
 @then('the path "{path}" is {role}')
 def path_role(context: Context, path: str, role: str) -> None:
     assert source_role(path) == role, f"{path} is {source_role(path)}"
+
+
+@when(
+    'I ask for "{query}" as a code question within {budget:d} tokens '
+    'using only the strategies "{names}"'
+)
+def ask_code_question_of(context: Context, query: str, budget: int, names: str) -> None:
+    chosen = {name.strip(): StrategySelection() for name in names.split(",")}
+    assemble(
+        context, ContextRequest(query=query, budget=budget, prefer_source=True, strategies=chosen)
+    )
+
+
+@when('I ask for "{query}" within {budget:d} tokens using only the strategies "{names}"')
+def ask_strategies(context: Context, query: str, budget: int, names: str) -> None:
+    chosen = {name.strip(): StrategySelection() for name in names.split(",")}
+    assemble(context, ContextRequest(query=query, budget=budget, strategies=chosen))
+
+
+@then('the fragments of the context by fused score are "{nodes}"')
+def by_fused_score(context: Context, nodes: str) -> None:
+    ordered = sorted(result(context).fragments, key=lambda f: -f.score)
+    found = ", ".join(f"{f.source.path}#{f.uko_uri.partition('#')[2]}" for f in ordered)
+    assert found == nodes, f"by fused score: {found}"

@@ -1,46 +1,31 @@
-"""What a code question (`ContextRequest.prefer_source`) changes in an assembly: in every
-strategy's accepted list, candidates from source files come first and those from tests,
-docs, changelogs and CI files (`text.source_role`) after them, each group in the
-strategy's own order, before fusion ranks them. Tests and docs match the words of an issue
-report well, but are rarely the code to read or change; a strategy that does not know
-about code questions is held to the request all the same.
+"""What a code question (`ContextRequest.prefer_source`) changes in an assembly: after
+fusion, every item from a source file ranks before every item from tests, docs,
+changelogs, CI, build configuration or examples (`text.source_role`), each group in its
+fused order. Those files match the words of an issue report well, and several strategies
+often agree on them, but they are rarely the code to read or change.
 
-Each moved candidate keeps the ranks its list had, handed out again in the new order (so
-the list's fusion weight is unchanged), and its reason says why it moved.
+The items outside the source keep their order and their fused scores times one factor:
+the largest that puts the best of them below the last source item, so that the packer,
+which weighs items by fused score, sees the same order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .fusion import RankedList
+from .fusion import FusedItem
 from .text import source_role
 
+#: How far below the last source item the best other item lands.
+_BELOW = 0.99
 
-def source_first(ranked: RankedList) -> RankedList:
-    """`ranked` with its source candidates first (see the module docstring)."""
-    candidates = ranked.candidates
-    roles = [source_role(candidate.fragment.source.path) for candidate in candidates]
-    order = sorted(range(len(candidates)), key=lambda i: roles[i] != "source")
-    if order == sorted(order):
-        return ranked
-    ranks: Sequence[int] = ranked.ranks or range(1, len(candidates) + 1)
-    moved = [
-        candidates[i]
-        if roles[i] == "source"
-        else candidates[i].model_copy(
-            update={
-                "reason": f"{candidates[i].reason} (in {roles[i]} files: after source files,"
-                " as the request prefers source)"
-            }
-        )
-        for i in order
-    ]
-    return RankedList(
-        ranked.strategy,
-        ranked.plugin,
-        ranked.weight,
-        moved,
-        sorted(ranks),
-        frozenset(place for place, i in enumerate(order) if i in ranked.beyond),
-    )
+
+def source_first(items: Sequence[FusedItem]) -> list[FusedItem]:
+    """Fused items, source first (see the module docstring)."""
+    source = [item for item in items if source_role(item.fragment.source.path) == "source"]
+    others = [item for item in items if source_role(item.fragment.source.path) != "source"]
+    if not source or not others:
+        return list(items)
+    lowest, highest = source[-1].score, others[0].score
+    factor = min(1.0, _BELOW * lowest / highest) if highest > 0 else 1.0
+    return source + [item._replace(score=item.score * factor) for item in others]

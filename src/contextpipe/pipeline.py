@@ -280,9 +280,9 @@ class Pipeline:
         timings["acceptance"] = _ms(mark)
 
         mark = time.perf_counter()
-        if request.prefer_source:
-            ranked = [source_first(lists) for lists in ranked]
         fused = fuse(ranked, self.settings.fusion.rrf_k)
+        if request.prefer_source:
+            fused = source_first(fused)
         timings["fusion"] = _ms(mark)
 
         mark = time.perf_counter()

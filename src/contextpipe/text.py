@@ -10,8 +10,8 @@ query and a fragment the same way.
   first `MAX_QUERY_TERMS` of those are searched.
 - `code_mentions` finds what a text names in code: file paths, `path:line` locations
   (tracebacks), dotted module names and symbols, for strategies to match against paths
-  and the graph; `source_role` says whether a path is source, a test, docs, a changelog or
-  CI configuration, for code questions that prefer source.
+  and the graph; `source_role` says whether a path is source, a test, docs, a changelog,
+  CI or build configuration or an example, for code questions that prefer source.
 - An identifier also counts as the words it is made of: `BudgetAllocator` and
   `budget_allocator` both say `budget allocator`, so a question in plain words finds code.
 - Stemming is the text index's business (the embedded store's FTS5 uses Porter); terms here
@@ -289,19 +289,25 @@ def _posix(path: str) -> str:
 
 
 #: What a file is for, as code questions weigh it.
-SourceRole = Literal["source", "test", "docs", "changelog", "ci"]
+SourceRole = Literal["source", "test", "docs", "changelog", "ci", "config", "example"]
 
 _TEST_PARTS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__"})
 _DOCS_PARTS = frozenset({"doc", "docs", "documentation"})
 _DOCS_ENDINGS = frozenset({".md", ".rst", ".txt", ".adoc", ".markdown"})
 _CHANGELOG_STEMS = ("change", "changelog", "changes", "history", "news", "releases")
 _CI_PARTS = frozenset({".github", ".gitlab", ".circleci", ".ci"})
+_EXAMPLE_PARTS = frozenset({"example", "examples", "demo", "demos", "sample", "samples"})
+# Build, packaging and tool configuration: data, not code to change for a bug.
+_CONFIG_ENDINGS = frozenset({".toml", ".lock", ".yaml", ".yml", ".ini", ".cfg", ".json"})
+_CONFIG_NAMES = frozenset({"setup.py", "noxfile.py", "tox.ini", "makefile", "dockerfile"})
 
 
 @lru_cache(maxsize=100_000)
 def source_role(path: str) -> SourceRole:
-    """Whether a stored path is source code, a test, documentation, a changelog or CI
-    configuration (`.github`, `.gitlab-ci.yml`...), from its folders and name.
+    """Whether a stored path is source code, a test, documentation (a file without an
+    ending too: README, LICENSE), a changelog, CI configuration (`.github`,
+    `.gitlab-ci.yml`...), build or tool configuration (`pyproject.toml`, lock files,
+    dotfiles, `setup.py`) or an example, from its folders and name.
     """
     pure = PurePosixPath(path.lower())
     folders = set(pure.parts[:-1])
@@ -317,6 +323,12 @@ def source_role(path: str) -> SourceRole:
         or name == "conftest.py"
     ):
         return "test"
-    if folders & _DOCS_PARTS or pure.suffix in _DOCS_ENDINGS:
+    if name in _CONFIG_NAMES:
+        return "config"
+    if folders & _DOCS_PARTS or pure.suffix in _DOCS_ENDINGS or not pure.suffix:
         return "docs"
+    if folders & _EXAMPLE_PARTS:
+        return "example"
+    if pure.suffix in _CONFIG_ENDINGS or name.startswith("."):
+        return "config"
     return "source"
