@@ -144,7 +144,7 @@ class NavigatorOptions(BaseModel):
     max_neighbours: int = Field(
         default=40, ge=1, le=1000, description="Edges followed from one node, heaviest first."
     )
-    max_nodes: int = Field(default=1500, ge=1, le=100_000, description="Nodes walked at most.")
+    max_nodes: int = Field(default=400, ge=1, le=100_000, description="Nodes walked at most.")
     text_hits: int = Field(
         default=50,
         ge=0,
@@ -458,14 +458,16 @@ def _breadth(
                 return walk
             here = walk.reached[uri]
             for weight, other, step in _steps(graph, walk, uri, options):
-                walk.edges[(uri, other)] = max(walk.edges.get((uri, other), 0.0), weight)
                 reach = here.reach * weight * options.hop_decay
                 known = walk.reached.get(other)
                 if known is None:
+                    if len(walk.reached) >= options.max_nodes:
+                        break
                     walk.reached[other] = _Reach(reach, hops, here.seed, step)
                     following.append(other)
                 elif known.hops == hops and reach > known.reach:
                     known.reach, known.seed, known.step = reach, here.seed, step
+                walk.edges[(uri, other)] = max(walk.edges.get((uri, other), 0.0), weight)
         frontier = sorted(following, key=lambda uri: (-walk.reached[uri].reach, uri))
     return walk
 
