@@ -33,7 +33,7 @@ _KEYWORD = {"simple-keyword": contextpipe.StrategySelection()}
 def _names(pipeline: contextpipe.Pipeline, count: int) -> list[str]:
     """`count` definition names of the store, every k-th in URI order (deterministic)."""
     graph = pipeline.graph()
-    uris = sorted(uri for uri in _definitions(pipeline))
+    uris = sorted(_definitions(pipeline))
     step = max(1, len(uris) // count)
     names: list[str] = []
     for uri in uris[::step][:count]:
@@ -87,7 +87,11 @@ def _measure(projects: dict[int, str], fragments: int) -> dict[str, float]:
             pipeline.assemble(question, budget=BUDGET, focus=(name,), strategies=_NAVIGATOR)
             pipeline.assemble(question, budget=BUDGET)
         focus = [
-            _timed(lambda n=n: pipeline.assemble("what does this do?", budget=BUDGET, focus=(n,), strategies=_NAVIGATOR))
+            _timed(
+                lambda n=n: pipeline.assemble(
+                    "what does this do?", budget=BUDGET, focus=(n,), strategies=_NAVIGATOR
+                )
+            )
             for n in names
         ]
         query = [
