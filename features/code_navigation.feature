@@ -149,3 +149,36 @@ Feature: Finding code from what a request points at, by the structure of the cod
   Scenario: The same request gives the same list
     When I ask for "why does apply_discount round down" within 2000 tokens using only the navigator
     Then asking again gives a byte-identical context
+
+  Scenario Outline: Personalised PageRank lifts the neighbour the walked graph leads back to most
+    Given a file "core.py" containing:
+      """
+      def start():
+          return a_lonely() + z_shared()
+
+
+      def a_lonely():
+          return 1
+
+
+      def z_shared():
+          return 2
+
+
+      def helper_one():
+          return z_shared()
+
+
+      def helper_two():
+          return z_shared()
+      """
+    And the project is indexed
+    And the packer weighs relevance only
+    And the navigator option "pagerank_weight" is <share>
+    When I ask for "what does this do?" within 2000 tokens focused on "start" using only the navigator
+    Then "<first>" comes before "<second>" in the navigator's list
+
+    Examples: equal reach, one hop each; without PageRank the tie goes by URI
+      | share | first            | second           |
+      | 0.0   | core.py#a_lonely | core.py#z_shared |
+      | 0.3   | core.py#z_shared | core.py#a_lonely |
