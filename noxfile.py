@@ -4,6 +4,7 @@
     nox                      # every gate, in order
     nox -s tests robot       # just the behave scenarios and the Robot suites
     nox -s eval              # contextpipe eval beir on the shared SciFact data (not by default)
+    nox -s fileloc           # contextpipe eval fileloc on click and httpx (not by default)
 """
 
 from __future__ import annotations
@@ -141,6 +142,14 @@ def eval_(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks.scifact_report", *session.posargs)
 
 
+def _eval_data(folder: str) -> Path:
+    """A folder of the shared evaluation data: under $CONTEXTPIPE_EVAL_DATA, else
+    ../shared/data beside the repository.
+    """
+    environ = os.environ.get("CONTEXTPIPE_EVAL_DATA")
+    return (Path(environ) if environ else ROOT.parent / "shared" / "data") / folder
+
+
 @nox.session(name="eval_locomo")
 def eval_locomo(session: nox.Session) -> None:
     """`contextpipe eval locomo` on LoCoMo's dev file (issue 10), found under
@@ -148,12 +157,26 @@ def eval_locomo(session: nox.Session) -> None:
     session, it needs the shared evaluation data. Arguments after `--` go to the command,
     e.g. `nox -s eval_locomo -- --format json`.
     """
-    environ = os.environ.get("CONTEXTPIPE_EVAL_DATA")
-    base = Path(environ) if environ else Path(__file__).resolve().parent.parent / "shared" / "data"
-    data = base / "locomo" / "locomo_dev.json"
+    _models(session)
+    data = _eval_data("locomo") / "locomo_dev.json"
     if not data.is_file():
         session.error(f"no {data}: set CONTEXTPIPE_EVAL_DATA to the folder holding locomo/")
     session.run("contextpipe", "eval", "locomo", str(data), *session.posargs)
+
+
+@nox.session
+def fileloc(session: nox.Session) -> None:
+    """`contextpipe eval fileloc` on the shared fileloc data (`$CONTEXTPIPE_EVAL_DATA` or
+    ../shared/data, folder `fileloc/`): click's and httpx's first 300 tasks, issue 10's
+    measurement; not a default session (about an hour on 2 cores). Arguments after `--`
+    replace `--limit 300`, e.g. `nox -s fileloc -- --limit 20 --format json`.
+    """
+    _models(session)
+    data = _eval_data("fileloc")
+    arguments = session.posargs or ["--limit", "300"]
+    for project in ("click", "httpx"):
+        tasks, bundle = data / f"{project}_history.jsonl", data / f"{project}.bundle"
+        session.run("contextpipe", "eval", "fileloc", str(tasks), "--repo", str(bundle), *arguments)
 
 
 def _head() -> str:

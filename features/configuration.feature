@@ -99,7 +99,7 @@ Feature: Configuration
       weight = 2.0
       """
     When the pipeline is opened
-    Then it opens, warning "config.toml:4: strategies.<name>: no strategy called '<name>' is loaded, so these settings do nothing<hint> (loaded: recency, relevance, semantic-embedding, simple-keyword, tiered)"
+    Then it opens, warning "config.toml:4: strategies.<name>: no strategy called '<name>' is loaded, so these settings do nothing<hint> (loaded: breadth-depth-navigator, recency, relevance, semantic-embedding, simple-keyword, tiered)"
     And the warning is logged as an "unknown strategy" event naming "<name>"
 
     Examples:
@@ -126,13 +126,13 @@ Feature: Configuration
     Given the project config file:
       """
       [plugins]
-      deny = ["simple-keyword", "relevance", "semantic-embedding", "recency", "tiered"]
+      deny = ["simple-keyword", "relevance", "semantic-embedding", "recency", "tiered", "breadth-depth-navigator"]
 
       [strategies.simple-keyword]
       weight = 2.0
       """
     When the pipeline is opened
-    Then it opens, warning "config.toml:4: strategies.simple-keyword: no strategy called 'simple-keyword' is loaded, so these settings do nothing (loaded: none; plugins not loaded: recency (disabled), relevance (disabled), semantic-embedding (disabled), simple-keyword (disabled), tiered (disabled))"
+    Then it opens, warning "config.toml:4: strategies.simple-keyword: no strategy called 'simple-keyword' is loaded, so these settings do nothing (loaded: none; plugins not loaded: breadth-depth-navigator (disabled), recency (disabled), relevance (disabled), semantic-embedding (disabled), simple-keyword (disabled), tiered (disabled))"
 
   Scenario: Settings of an installed strategy give no warning
     Given the project config file:

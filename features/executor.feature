@@ -168,7 +168,7 @@ Feature: Running strategies under deadlines, each in isolation
     Given a strategy "fragile" that raises ValueError "index corrupt"
     And verbose logging
     When I ask for "how is the budget split?" within 500 tokens while capturing the log
-    Then the log has exactly one "strategy" event for each of "fragile, recency, relevance, semantic-embedding, simple-keyword, steady, tiered"
+    Then the log has exactly one "strategy" event for each of "breadth-depth-navigator, fragile, recency, relevance, semantic-embedding, simple-keyword, steady, tiered"
     And every "strategy" event carries "strategy, status, reason, elapsed_ms, proposed, accepted, allocated_tokens, used_tokens"
     And the "strategy" event of "steady" says status "ok", proposed 2 and accepted 2
     And the "strategy" event of "fragile" says status "error"
@@ -199,7 +199,7 @@ Feature: Running strategies under deadlines, each in isolation
 
   Scenario: A request naming an unknown strategy is refused with the registered ones
     When I ask for "how is the budget split?" within 500 tokens using only the strategy "psychic"
-    Then the assembly fails with ContextpipeError saying "unknown strategy 'psychic' in request; registered: recency, relevance, semantic-embedding, simple-keyword, steady, tiered"
+    Then the assembly fails with ContextpipeError saying "unknown strategy 'psychic' in request; registered: breadth-depth-navigator, recency, relevance, semantic-embedding, simple-keyword, steady, tiered"
 
   Scenario: A request with a blank query is refused
     When I ask for "   " within 500 tokens

@@ -114,7 +114,7 @@ An Unknown Strategy Name Is A Warning That Suggests The Installed One
     ${warning}=    Line Of Output Containing    ${result.stderr}    contextpipe: warning:
     Should Match Regexp    ${warning}
     ...    ^contextpipe: warning: .*config\\.toml:3: strategies\\.simple_keyword: no strategy called 'simple_keyword' is loaded
-    Should Contain    ${warning}    did you mean 'simple-keyword'? (loaded: recency, relevance, semantic-embedding, simple-keyword, tiered
+    Should Contain    ${warning}    did you mean 'simple-keyword'? (loaded: breadth-depth-navigator, recency, relevance, semantic-embedding, simple-keyword, tiered
     Should Not Contain    ${result.stderr}    Traceback
 
 A Config File Named On The Command Line Must Exist

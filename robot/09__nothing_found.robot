@@ -22,7 +22,8 @@ Every Strategy Skipped Says Which And Why
     ...    env:CONTEXTPIPE_STRATEGIES__RELEVANCE__ENABLED=false
     ...    env:CONTEXTPIPE_STRATEGIES__RECENCY__ENABLED=false
     ...    env:CONTEXTPIPE_STRATEGIES__TIERED__ENABLED=false
-    Nothing Was Printed But    ${result}    no strategy ran (recency: skipped, disabled in config; relevance: skipped, disabled in config; semantic-embedding: skipped, disabled in config; simple-keyword: skipped, disabled in config; tiered: skipped, disabled in config)
+    ...    env:CONTEXTPIPE_STRATEGIES__BREADTH_DEPTH_NAVIGATOR__ENABLED=false
+    Nothing Was Printed But    ${result}    no strategy ran (breadth-depth-navigator: skipped, disabled in config; recency: skipped, disabled in config; relevance: skipped, disabled in config; semantic-embedding: skipped, disabled in config; simple-keyword: skipped, disabled in config; tiered: skipped, disabled in config)
 
 Filters That Match Nothing Say So
     ${result}=    Run contextpipe    query    budget    --path    nowhere/*

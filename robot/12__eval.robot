@@ -35,7 +35,7 @@ Eval Prints A Table, And No Progress Bar When Not On A Terminal
     Should Contain    ${line}    0.8155
     # Only the strategies that have nothing to do on a BEIR set say so: no progress bar.
     Should Be Equal    ${result.stderr}
-    ...    contextpipe: warning: recency ran for no query (skipped: can_handle returned 0 for this request)\ncontextpipe: warning: tiered ran for no query (skipped: can_handle returned 0 for this request)
+    ...    contextpipe: warning: breadth-depth-navigator ran for no query (skipped: can_handle returned 0 for this request)\ncontextpipe: warning: recency ran for no query (skipped: can_handle returned 0 for this request)\ncontextpipe: warning: tiered ran for no query (skipped: can_handle returned 0 for this request)
 
 A Folder That Is Not A BEIR Folder Stops With One Line Naming The Missing File
     Create Directory    ${PROJECT}/not-beir

@@ -60,6 +60,7 @@ cli.model_list
 cli.graph_stats_command
 cli.graph_show
 cli.eval_beir
+cli.eval_fileloc
 cli.tune_beir
 cli.eval_locomo
 cli.main  # console-script entry point

@@ -81,7 +81,17 @@ if TYPE_CHECKING:
         VectorWriter,
     )
     from .strategy import ContextStrategy
-    from .text import identifier_words, matched_terms, query_terms
+    from .text import (
+        CodeLocation,
+        CodeMentions,
+        SourceRole,
+        code_mentions,
+        identifier_words,
+        is_file_name,
+        matched_terms,
+        query_terms,
+        source_role,
+    )
     from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
 
 __version__ = "0.1.0"
@@ -156,7 +166,17 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "VectorWriter",
     ),
     "strategy": ("ContextStrategy",),
-    "text": ("identifier_words", "matched_terms", "query_terms"),
+    "text": (
+        "CodeLocation",
+        "CodeMentions",
+        "SourceRole",
+        "code_mentions",
+        "identifier_words",
+        "is_file_name",
+        "matched_terms",
+        "query_terms",
+        "source_role",
+    ),
     "tokenizers": ("Tokenizer", "get_tokenizer", "preload_tokenizer"),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
@@ -186,6 +206,8 @@ __all__ = [
     "BudgetError",
     "Candidate",
     "ChatMessage",
+    "CodeLocation",
+    "CodeMentions",
     "ConfigError",
     "ContextFragment",
     "ContextRequest",
@@ -228,6 +250,7 @@ __all__ = [
     "SkipReason",
     "Skipped",
     "SourceRef",
+    "SourceRole",
     "Store",
     "StoreBackend",
     "StoreError",
@@ -247,14 +270,17 @@ __all__ = [
     "VectorSearch",
     "VectorWriter",
     "__version__",
+    "code_mentions",
     "configure_logging",
     "get_tokenizer",
     "hookimpl",
     "identifier_words",
+    "is_file_name",
     "json_schema",
     "load_settings",
     "matched_terms",
     "preload_tokenizer",
     "query_terms",
+    "source_role",
     "strategy_options",
 ]

@@ -9,7 +9,7 @@ import importlib
 import json
 import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -51,6 +51,13 @@ class _Context:
     def __init__(self, config: Path | None, store: Path | None) -> None:
         self.config = config
         self.store = store
+
+    def config_file(self) -> Path | None:
+        """The config file the user's settings come from: --config, else ./config.toml
+        when there is one.
+        """
+        local = Path(CONFIG_FILENAME)
+        return self.config or (local if local.is_file() else None)
 
     def pipeline(self) -> Pipeline:
         """The pipeline of this command, closed when the command ends (its store's last
@@ -348,6 +355,17 @@ def graph_show(obj: _Context, uri: str, hops: int) -> None:
 @click.option("--session", help="The asking session: its memory and recent use may be given.")
 @click.option("--user", help="The asking user: their memory may be given.")
 @click.option("--as-of", "as_of", help="Reference time (ISO 8601) for time-aware strategies.")
+@click.option(
+    "--focus",
+    "focus",
+    multiple=True,
+    help="Start from this node URI, path, path:line, dotted name or symbol (repeatable).",
+)
+@click.option(
+    "--prefer-source",
+    is_flag=True,
+    help="A code question: source files before tests, docs, changelogs and CI files.",
+)
 @click.pass_obj
 def query(
     obj: _Context,
@@ -362,6 +380,8 @@ def query(
     session: str | None,
     user: str | None,
     as_of: str | None,
+    focus: tuple[str, ...],
+    prefer_source: bool,
 ) -> None:
     """Assemble context for QUERY within the budget and print it.
 
@@ -385,6 +405,8 @@ def query(
             session=session,
             user=user,
             as_of=_iso_time(as_of, "--as-of"),
+            focus=focus,
+            prefer_source=prefer_source,
         )
     if output_format == OutputFormat.JSON:
         click.echo(context.to_json())
@@ -688,8 +710,7 @@ def _evaluation(
     data = read_beir(folder, split)
     if limit is not None:
         data = data.first(limit)
-    local = Path(CONFIG_FILENAME)
-    config = obj.config or (local if local.is_file() else None)
+    config = obj.config_file()
     stderr = Console(stderr=True)
     if not stderr.is_terminal:
         with indexed_project(data, config) as project:
@@ -700,6 +721,20 @@ def _evaluation(
         indexed_project(data, config, _BarProgress(bar, "files")) as project,
     ):
         yield data, project, _BarProgress(bar, "queries")
+
+
+def _printed_json(
+    not_run: Mapping[str, str], unit: str, output_format: str, figures: object
+) -> bool:
+    """Warn of each strategy that ran for no query (or task); print the figures and say so
+    when the format is json.
+    """
+    for name, why in not_run.items():
+        click.echo(f"contextpipe: warning: {name} ran for no {unit} ({why})", err=True)
+    if output_format == "json":
+        click.echo(json.dumps(figures, indent=2))
+        return True
+    return False
 
 
 @cli.group("eval")
@@ -724,10 +759,7 @@ def eval_beir(
 
     with _errors(), _evaluation(obj, folder, split, limit) as (data, project, progress):
         result = evaluate(project, data, progress)
-    for name, why in result.not_run.items():
-        click.echo(f"contextpipe: warning: {name} ran for no query ({why})", err=True)
-    if output_format == "json":
-        click.echo(json.dumps(result.as_json(), indent=2))
+    if _printed_json(result.not_run, "query", output_format, result.as_json()):
         return
     click.echo(f"BEIR {folder} ({split}): {result.mix.queries} judged queries")
     rows = [("default mix", result.mix), *result.per_strategy.items()]
@@ -740,6 +772,57 @@ def eval_beir(
             f"{name:{width}}  {figures.ndcg_10:<7.4f}  {figures.recall_10:<6.4f}  "
             f"{figures.recall_100:<6.4f}{shares}".rstrip()
         )
+
+
+@eval_group.command("fileloc")
+@click.argument("tasks", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--repo",
+    "repository",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The git repository or bundle the tasks' commits come from.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
+@_format_option("text", "json", default="text")
+@click.pass_obj
+def eval_fileloc(
+    obj: _Context, tasks: Path, repository: Path, limit: int | None, output_format: str
+) -> None:
+    """File localisation: Acc@1/3/5/10 of the files that had to change among the files of
+    the context assembled for each task of TASKS (JSON lines: id, base, query, gold_files),
+    with each task's base checked out from --repo, for the default mix and each strategy
+    alone.
+
+    The repository is cloned into a temporary folder and indexed there, under your
+    settings (config file and environment); your own store is not touched.
+    """
+    from rich.console import Console
+
+    from .evaluation import evaluate_fileloc, read_tasks
+
+    config = obj.config_file()
+    stderr = Console(stderr=True)
+    with _errors():
+        chosen = read_tasks(tasks, limit)
+        if stderr.is_terminal:
+            with _progress_bar(stderr) as bar:
+                result = evaluate_fileloc(chosen, repository, config, _BarProgress(bar, "tasks"))
+        else:
+            result = evaluate_fileloc(chosen, repository, config)
+    if _printed_json(result.not_run, "task", output_format, result.as_json()):
+        return
+    click.echo(
+        f"fileloc {tasks} on {repository}: {result.mix.tasks} tasks, "
+        f"index {result.index_seconds:.2f} s per task"
+    )
+    rows = [("default mix", result.mix), *result.per_strategy.items()]
+    width = max(len(name) for name, _ in rows)
+    heads = "".join(f"  Acc@{k:<3}" for k in result.mix.accuracy)
+    click.echo(f"{'':{width}}{heads}  query ms")
+    for name, figures in rows:
+        shares = "".join(f"  {share:<7.4f}" for share in figures.accuracy.values())
+        click.echo(f"{name:{width}}{shares}  {figures.query_ms:.1f}")
 
 
 @eval_group.command("locomo")
@@ -757,8 +840,7 @@ def eval_locomo(obj: _Context, file: Path, output_format: str) -> None:
 
     from .evaluation import evaluate_locomo, memory_project, read_locomo
 
-    local = Path(CONFIG_FILENAME)
-    config = obj.config or (local if local.is_file() else None)
+    config = obj.config_file()
     stderr = Console(stderr=True)
     with _errors():
         conversations = read_locomo(file)
@@ -771,10 +853,7 @@ def eval_locomo(obj: _Context, file: Path, output_format: str) -> None:
         else:
             with memory_project(conversations, config) as project:
                 result = evaluate_locomo(project, conversations)
-    for name, why in result.not_run.items():
-        click.echo(f"contextpipe: warning: {name} ran for no question ({why})", err=True)
-    if output_format == "json":
-        click.echo(json.dumps(result.as_json(), indent=2))
+    if _printed_json(result.not_run, "question", output_format, result.as_json()):
         return
     overall = result.mix.overall
     click.echo(

@@ -27,6 +27,7 @@ import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ._bulk import collector_paused
@@ -40,6 +41,7 @@ from .storage import (
     NodeRecord,
     TargetForm,
 )
+from .text import is_file_name
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -332,6 +334,81 @@ class ResolvedGraph:
         if not known:
             return {}
         return nx.pagerank(graph, alpha=damping, personalization=known)
+
+    @cached_property
+    def _names(self) -> _Names:
+        return _Names(self.networkx)
+
+    def lookup(self, name: str) -> list[GraphNode]:
+        """The nodes a user may mean by `name`, sorted by URI (see `GraphView.lookup`)."""
+        graph, names = self.networkx, self._names
+        name = name.strip()
+        if name in graph:
+            found = [name]
+        elif "/" in name or "\\" in name or is_file_name(name):
+            found = names.file(name)
+        elif "." in name.strip("."):
+            files, rest = names.module(name)
+            found = files if not rest else []
+            if rest:
+                inside = {graph.nodes[f]["path"] for f in files}
+                found = [
+                    uri
+                    for uri in names.definitions.get(rest, ())
+                    if not inside or graph.nodes[uri]["path"] in inside
+                ]
+        else:
+            found = [*names.definitions.get(name, ()), *names.stems.get(name, ())]
+        return [node for uri in sorted(set(found)) if (node := self.node(uri)) is not None]
+
+
+class _Names:
+    """The graph's nodes by the names users give them: files by every tail of their path
+    and by their name without its ending (a package by its folder's name; leading
+    underscores optional), definitions by qualified name and by last name.
+    """
+
+    def __init__(self, graph: nx.MultiDiGraph[str]) -> None:
+        self.files: defaultdict[str, list[str]] = defaultdict(list)
+        self.definitions: defaultdict[str, list[str]] = defaultdict(list)
+        self.stems: defaultdict[str, list[str]] = defaultdict(list)
+        for uri, data in graph.nodes(data=True):
+            kind, name, path = str(data["kind"]), str(data["name"]), str(data["path"])
+            if kind in ("repository", "directory"):
+                continue
+            if "#" not in uri:
+                pure = PurePosixPath(path)
+                for start in range(len(pure.parts)):
+                    self.files["/".join(pure.parts[start:])].append(uri)
+                stem = pure.stem if pure.stem != "__init__" else pure.parent.name
+                for name in {stem, stem.strip("_")} - {""}:
+                    self.stems[name].append(uri)
+            elif kind not in _NOT_DEFINITIONS:
+                self.definitions[name].append(uri)
+                if "." in name:
+                    self.definitions[name.rsplit(".", 1)[-1]].append(uri)
+
+    def file(self, name: str) -> list[str]:
+        """Files whose path ends with the longest tail of `name` that any path ends with."""
+        parts = [p for p in name.strip().replace("\\", "/").split("/") if p not in ("", ".")]
+        for start in range(len(parts)):
+            found = self.files.get("/".join(parts[start:]))
+            if found:
+                return found
+        return []
+
+    def module(self, dotted: str) -> tuple[list[str], str]:
+        """The files the longest module prefix of a dotted name names, and the rest of it
+        (`click.core.Context.invoke` -> click/core.py, `Context.invoke`).
+        """
+        parts = dotted.split(".")
+        for end in range(len(parts), 0, -1):
+            module = "/".join(parts[:end])
+            for candidate in (f"{module}.py", f"{module}/__init__.py"):
+                found = self.files.get(candidate)
+                if found:
+                    return found, ".".join(parts[end:])
+        return [], dotted
 
 
 def _count(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> GraphStats:

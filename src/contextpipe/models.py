@@ -186,6 +186,14 @@ class ContextRequest(BaseModel):
         fields["filters"] = filters
         return fields
 
+    prefer_source: bool = Field(
+        default=False,
+        description=(
+            "A code question: strategies that honour it rank source files before tests, "
+            "docs, changelogs and CI files (`source_role`)."
+        ),
+    )
+
     @field_validator("query")
     @classmethod
     def _query_not_blank(cls, value: str) -> str:

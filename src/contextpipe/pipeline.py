@@ -26,6 +26,7 @@ from ._shared_search import with_shared_text
 from .acceptance import CandidateChecks
 from .backends import VariantLookup
 from .budget import check_budget
+from .code_questions import source_first
 from .config import (
     LoadedSettings,
     effective_items,
@@ -367,6 +368,8 @@ class Pipeline:
 
         mark = time.perf_counter()
         fused = fuse(ranked, self.settings.fusion.rrf_k)
+        if request.prefer_source:
+            fused = source_first(fused)
         timings["fusion"] = _ms(mark)
 
         mark = time.perf_counter()

@@ -254,6 +254,16 @@ class GraphView(Protocol):
         """How many nodes of each kind and edges of each type the graph holds."""
         ...
 
+    def lookup(self, name: str) -> Sequence[GraphNode]:
+        """The nodes a user may mean by `name`, sorted by URI: the node with that URI; else
+        the files whose path ends with the longest matching tail of `name` (a path, or a
+        dotted module name); else the definitions of that qualified (`Class.method`) or
+        plain name, within the module a dotted name starts with when it names one, and for
+        a plain name also the files of that name without its ending (`termui`: termui.py,
+        _termui.py; a package: its __init__.py).
+        """
+        ...
+
 
 @runtime_checkable
 class Timeline(Protocol):

@@ -10,6 +10,15 @@ from __future__ import annotations
 
 from .beir import BeirSet, read_beir, write_corpus
 from .config_text import NOTE_PREFIX, tuned_config, tuning_note
+from .fileloc import (
+    ACCURACY_AT,
+    FILELOC_BUDGET,
+    FilelocEvaluation,
+    FilelocTask,
+    LocFigures,
+    evaluate_fileloc,
+    read_tasks,
+)
 from .locomo import (
     Conversation,
     LocomoEvaluation,
@@ -22,6 +31,8 @@ from .project import Project, indexed_project
 from .tuning import Parameter, Trial, Tuning, searched, tune
 
 __all__ = [
+    "ACCURACY_AT",
+    "FILELOC_BUDGET",
     "HIT_BUDGETS",
     "NOTE_PREFIX",
     "RANKING_BUDGET",
@@ -30,17 +41,22 @@ __all__ = [
     "EvalProgress",
     "Evaluation",
     "Figures",
+    "FilelocEvaluation",
+    "FilelocTask",
+    "LocFigures",
     "LocomoEvaluation",
     "Parameter",
     "Project",
     "Trial",
     "Tuning",
     "evaluate",
+    "evaluate_fileloc",
     "evaluate_locomo",
     "indexed_project",
     "memory_project",
     "read_beir",
     "read_locomo",
+    "read_tasks",
     "searched",
     "tune",
     "tuned_config",

@@ -21,14 +21,14 @@ Rules:
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 from urllib.parse import quote
 
 from contextpipe import ContextpipeError
+
+from ._common import json_objects
 
 #: Query id -> {document id -> gain}.
 Qrels = dict[str, dict[str, int]]
@@ -102,24 +102,14 @@ def _file_stem(document_id: str) -> str:
 
 def _records(path: Path) -> Iterator[tuple[str, str, str]]:
     """(`_id`, `text`, `title`) of each object of a JSON-lines file."""
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                parsed: object = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ContextpipeError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(parsed, dict):
-                raise ContextpipeError(f"{path}:{number}: not a JSON object")
-            record = cast(dict[str, object], parsed)
-            fields: list[str] = []
-            for key in ("_id", "text", "title"):
-                value = record.get(key, "" if key == "title" else None)
-                if not isinstance(value, str):
-                    raise ContextpipeError(f'{path}:{number}: "{key}" must be a string')
-                fields.append(value)
-            yield fields[0], fields[1], fields[2]
+    for number, record in json_objects(path):
+        fields: list[str] = []
+        for key in ("_id", "text", "title"):
+            value = record.get(key, "" if key == "title" else None)
+            if not isinstance(value, str):
+                raise ContextpipeError(f'{path}:{number}: "{key}" must be a string')
+            fields.append(value)
+        yield fields[0], fields[1], fields[2]
 
 
 def _read_qrels(path: Path) -> Qrels:

@@ -23,7 +23,7 @@ Method (figures are only comparable when measured the same way):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -32,6 +32,7 @@ from ir_measures import R, nDCG
 
 from contextpipe import OutputFormat, Pipeline, StrategySelection
 
+from ._common import why_not
 from .beir import BeirSet
 from .project import Project
 
@@ -111,7 +112,7 @@ def evaluate(project: Project, data: BeirSet, progress: EvalProgress | None = No
             if any(name in outcome.ran for outcome in alone.values()):
                 per_strategy[name] = _figures(data, alone)
             else:
-                not_run[name] = _why_not(name, alone.values())
+                not_run[name] = why_not(name, (o.reports for o in alone.values()))
         return Evaluation(_figures(data, mix), per_strategy, not_run)
     finally:
         pipeline.close()
@@ -220,12 +221,3 @@ def _measures(data: BeirSet, rankings: Mapping[str, Sequence[str]]) -> tuple[flo
         round(values[_RECALL_10], 4),
         round(values[_RECALL_100], 4),
     )
-
-
-def _why_not(name: str, outcomes: Iterable[_Outcome]) -> str:
-    """The first reason a strategy gave for not running, as `status: reason`."""
-    for outcome in outcomes:
-        if name in outcome.reports:
-            status, reason = outcome.reports[name]
-            return f"{status}: {reason}"
-    return "no report"

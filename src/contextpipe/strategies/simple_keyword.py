@@ -1,5 +1,10 @@
 """`simple-keyword`: BM25 keyword and phrase search over the text index; the universal
 fallback that works on any store with a text backend.
+
+With the option `prefer_source` every request is a code question: hits in source files
+come first, hits in tests, docs, changelogs and CI files after them, each group best first
+(a request's own `prefer_source` does the same to every strategy's list; see
+`contextpipe.code_questions`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from contextpipe import (
     TextHit,
     hookimpl,
     query_terms,
+    source_role,
     strategy_options,
 )
 
@@ -42,6 +48,14 @@ class KeywordOptions(BaseModel):
         description=(
             "Most keyword hits proposed per request (1-5000); fewer when they already hold "
             "twice the strategy's allocation."
+        ),
+    )
+    prefer_source: bool = Field(
+        default=False,
+        description=(
+            "Treat every request as a code question: hits in source files before hits in "
+            "tests, docs, changelogs and CI files (a request's prefer_source does the same "
+            "to every strategy)."
         ),
     )
 
@@ -75,23 +89,37 @@ class SimpleKeywordStrategy:
             per_hit = max(1.0, tokens / len(hits))
             limit = min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))
             hits = backends.text.search(request.query, limit, request.filters)
-        return [
+        candidates = [
             Candidate(
                 fragment=hit.fragment,
                 score=hit.score,
-                reason=f"BM25 matched {', '.join(hit.matched_terms) or 'query terms'}",
+                reason=f"BM25 matched {', '.join(hit.matched_terms) or 'query terms'}"
+                + _role_note(hit.fragment.source.path, self.options),
             )
             for hit in hits
         ]
+        if self.options.prefer_source:
+            # A stable sort: each group keeps its BM25 order.
+            candidates.sort(key=lambda c: source_role(c.fragment.source.path) != "source")
+        return candidates
 
     def explain(self) -> str:
         return (
             "Searches the full-text index (SQLite FTS5, Porter stemming, identifiers split into "
             "words) for the query's words and quoted phrases, ranked by BM25. User text is "
             "always quoted, never read as search syntax. Proposes enough hits to hold twice "
-            "its allocation, so that the budget can be filled. Options: max_results "
-            "(default 500)."
+            "its allocation, so that the budget can be filled. For a code question "
+            "(prefer_source), hits in source files come before tests, docs, changelogs and "
+            "CI files. Options: max_results (default 500), prefer_source (default false)."
         )
+
+
+def _role_note(path: str, options: KeywordOptions) -> str:
+    """For a code question, why a hit outside the source comes after the source hits."""
+    if not options.prefer_source:
+        return ""
+    role = source_role(path)
+    return "" if role == "source" else f" (in {role} files: after source files)"
 
 
 def _distinct_tokens(hits: Sequence[TextHit]) -> int:

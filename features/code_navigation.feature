@@ -1,0 +1,184 @@
+Feature: Finding code from what a request points at, by the structure of the code
+  The breadth-depth-navigator starts from the request's focus (node URIs, paths, `path:line`,
+  dotted names or symbols), or from what the query names in code (traceback locations,
+  paths, symbols, file names, then keyword hits weighed per file), walks the code graph
+  breadth-first up to `max_hops` over typed edges with per-type weights, then depth-first
+  while its budget lasts, and ranks what it reached by reach and personalised PageRank. The
+  focus comes in full, near nodes as skeletons, far ones as listings; every reason names the
+  path that reached the node.
+
+  Background: a small shop: pricing is called by checkout, which a receipt printer calls
+    Given a file "shop/models.py" containing:
+      """
+      class Order:
+          def __init__(self, total: int) -> None:
+              self.total = total
+      """
+    And a file "shop/pricing.py" containing:
+      """
+      from .models import Order
+
+
+      def apply_discount(order: Order, percent: int) -> int:
+          reduced = order.total * (100 - percent)
+          return reduced // 100
+      """
+    And a file "shop/checkout.py" containing:
+      """
+      from . import pricing
+      from .pricing import apply_discount
+
+
+      def checkout(order) -> int:
+          return apply_discount(order, 10)
+      """
+    And a file "shop/receipts.py" containing:
+      """
+      from .checkout import checkout
+
+
+      def print_receipt(order) -> str:
+          return f"paid {checkout(order)}"
+      """
+    And a file "tests/test_pricing.py" containing:
+      """
+      from shop.pricing import apply_discount
+
+
+      def test_discount_of_a_discount_order():
+          # discount discount discount: the discount of a discounted order
+          assert apply_discount(Order(100), 10) == 90
+      """
+    And the project is indexed
+
+  Scenario: The focus comes in full, its callers as skeletons, theirs as listings
+    Given the packer weighs relevance only
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context holds "shop/pricing.py#apply_discount" at depth 9
+    And the context holds "shop/checkout.py#checkout" at depth 4
+    And the context holds "shop/receipts.py#print_receipt" at depth 0
+    And the reason of "shop/checkout.py#checkout" is "calls → apply_discount, 1 hop from focus apply_discount"
+    And the reason of "shop/receipts.py#print_receipt" mentions "calls → checkout, 2 hops from focus apply_discount"
+
+  Scenario Outline: The walk goes no further than max_hops
+    Given the navigator option "max_hops" is <hops>
+    And the navigator option "depth_first_hops" is 0
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context <holds> "shop/receipts.py#print_receipt"
+    And the context holds "shop/checkout.py#checkout"
+
+    Examples:
+      | hops | holds            |
+      | 1    | does not hold    |
+      | 2    | holds            |
+
+  Scenario: Depth first past max_hops while the budget lasts
+    Given the navigator option "max_hops" is 1
+    And the navigator option "depth_first_hops" is 1
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context holds "shop/receipts.py#print_receipt"
+
+  Scenario: An edge type weighed 0 is not walked; the others still are
+    Given the packer weighs relevance only
+    And the navigator option "calls_weight" is 0
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context does not hold "shop/checkout.py#checkout"
+    And the context holds "shop/pricing.py" at depth 4
+    And the reason of "shop/pricing.py" is "contains → apply_discount, 1 hop from focus apply_discount"
+
+  Scenario Outline: Heavier edges rank first
+    Given the packer weighs relevance only
+    And the navigator option "calls_weight" is <calls>
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then "<first>" comes before "<second>" in the navigator's list
+
+    Examples:
+      | calls | first                    | second                   |
+      | 1.0   | shop/checkout.py#checkout | shop/pricing.py          |
+      | 0.1   | shop/pricing.py          | shop/checkout.py#checkout |
+
+  Scenario: A focus the graph does not know is named in the reasons, never raised
+    When I ask for "what does this do?" within 2000 tokens focused on "NoSuchThing, apply_discount" using only the navigator
+    Then the report of "breadth-depth-navigator" says ok
+    And the context holds "shop/pricing.py#apply_discount" at depth 9
+    And the reason of "shop/pricing.py#apply_discount" mentions "focus not found: NoSuchThing"
+
+  Scenario: A focus at path:line starts from the definition holding that line
+    When I ask for "what does this do?" within 2000 tokens focused on "shop/pricing.py:6" using only the navigator
+    Then the context holds "shop/pricing.py#apply_discount" at depth 9
+    And the reason of "shop/pricing.py#apply_discount" is "focus shop/pricing.py:6"
+
+  Scenario: A traceback in the query is the focus
+    When I ask using only the navigator within 2000 tokens for:
+      """
+      Checkout crashes:
+      Traceback (most recent call last):
+        File "/home/me/venv/lib/python3.11/site-packages/shop/pricing.py", line 6, in apply_discount
+          return reduced // 100
+      ZeroDivisionError
+      """
+    Then the first fragment of the context is "shop/pricing.py#apply_discount" at depth 9
+    And the reason of "shop/pricing.py#apply_discount" mentions "/home/me/venv/lib/python3.11/site-packages/shop/pricing.py:6"
+
+  Scenario: A symbol named in the query is the focus
+    When I ask for "Round the result of `apply_discount` up" within 2000 tokens using only the navigator
+    Then the first fragment of the context is "shop/pricing.py#apply_discount" at depth 9
+    And the reason of "shop/pricing.py#apply_discount" mentions "named in the query: apply_discount"
+
+  Scenario: A file named in the query without its ending is a starting point
+    When I ask for "the receipts come out twice" as a code question within 2000 tokens using only the navigator
+    Then the reason of "shop/receipts.py" mentions "file named in the query: receipts"
+
+  Scenario: Plain prose does not call for the navigator; code in the query does
+    When I ask for "what is the weather like today" within 2000 tokens
+    Then the report of "breadth-depth-navigator" says skipped with a reason mentioning "can_handle returned 0"
+    When I ask for "why does apply_discount round down" within 2000 tokens
+    Then the report of "breadth-depth-navigator" says ok
+
+  Scenario: A walk out of time proposes what it found so far, and says so
+    Given the navigator option "time_limit_ms" is 0
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context holds "shop/pricing.py#apply_discount" at depth 9
+    And the context does not hold "shop/checkout.py#checkout"
+    And the reason of "shop/pricing.py#apply_discount" mentions "walk stopped at its time limit"
+
+  Scenario: Without a focus, the file that most keyword evidence points at is a starting point
+    When I ask for "discount percent" as a code question within 2000 tokens using only the navigator
+    Then the reason of "shop/pricing.py" mentions "keyword evidence in"
+
+  Scenario: The same request gives the same list
+    When I ask for "why does apply_discount round down" within 2000 tokens using only the navigator
+    Then asking again gives a byte-identical context
+
+  Scenario Outline: Personalised PageRank lifts the neighbour the walked graph leads back to most
+    Given a file "core.py" containing:
+      """
+      def start():
+          return a_lonely() + z_shared()
+
+
+      def a_lonely():
+          return 1
+
+
+      def z_shared():
+          return 2
+
+
+      def helper_one():
+          return z_shared()
+
+
+      def helper_two():
+          return z_shared()
+      """
+    And the project is indexed
+    And the packer weighs relevance only
+    And the navigator option "pagerank_weight" is <share>
+    When I ask for "what does this do?" within 2000 tokens focused on "start" using only the navigator
+    Then "<first>" comes before "<second>" in the navigator's list
+
+    Examples: equal reach, one hop each; without PageRank the tie goes by URI
+      | share | first            | second           |
+      | 0.0   | core.py#a_lonely | core.py#z_shared |
+      | 0.3   | core.py#z_shared | core.py#a_lonely |

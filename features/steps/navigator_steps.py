@@ -1,0 +1,250 @@
+"""Steps of code navigation and code questions: focus, the navigator's options, query
+analysis, code mentions and source roles.
+"""
+
+from __future__ import annotations
+
+from behave import given, then, when
+from behave.runner import Context
+from testkit import assemble, result, toml_value
+
+from contextpipe import (
+    ContextRequest,
+    ResultFragment,
+    StrategySelection,
+    code_mentions,
+    query_terms,
+    source_role,
+)
+
+NAVIGATOR = "breadth-depth-navigator"
+
+_LONG_ISSUE = """<!-- Thank you for reporting a bug: https://example.com/guide -->
+### Describe the bug
+A clear and concise description of what the bug is, as the template asks of every report.
+- [x] I searched the tracker before filing this report and found nothing similar at all
+- OS version: Ubuntu 22.04.3
+Python 3.11.4 (main, Jun  7 2023, 12:45:48) [GCC 11.3.0] on linux
+Type "help", "copyright", "credits" or "license" for more information.
+The widths of columns come out wrong when a row of the table is empty: render_table
+"""
+
+
+def _only(name: str) -> dict[str, StrategySelection]:
+    return {name: StrategySelection()}
+
+
+@given('the navigator option "{key}" is {value}')
+def navigator_option(context: Context, key: str, value: str) -> None:
+    _reopened_with(context, f"strategies.{NAVIGATOR}.options.{key}", toml_value(value))
+
+
+@given("the packer weighs relevance only")
+def relevance_only(context: Context) -> None:
+    _reopened_with(context, "packing.mmr_lambda", 1.0)
+
+
+def _reopened_with(context: Context, key: str, value: object) -> None:
+    """A setting override, read when the pipeline (not the store) opens again."""
+    if context.pipeline is not None:
+        context.pipeline.close()
+        context.pipeline = None
+    context.overrides[key] = value
+
+
+@when('I ask for "{query}" within {budget:d} tokens focused on "{focus}" using only the navigator')
+def ask_focused(context: Context, query: str, budget: int, focus: str) -> None:
+    items = tuple(item.strip() for item in focus.split(","))
+    request = ContextRequest(query=query, budget=budget, focus=items, strategies=_only(NAVIGATOR))
+    assemble(context, request)
+
+
+@when('I ask for "{query}" within {budget:d} tokens using only the navigator')
+def ask_navigator(context: Context, query: str, budget: int) -> None:
+    context.request = ContextRequest(query=query, budget=budget, strategies=_only(NAVIGATOR))
+    assemble(context, context.request)
+
+
+@when("I ask using only the navigator within {budget:d} tokens for:")
+def ask_navigator_text(context: Context, budget: int) -> None:
+    assemble(
+        context, ContextRequest(query=context.text, budget=budget, strategies=_only(NAVIGATOR))
+    )
+
+
+@when('I ask for "{query}" as a code question within {budget:d} tokens using only the navigator')
+def ask_navigator_code(context: Context, query: str, budget: int) -> None:
+    request = ContextRequest(
+        query=query, budget=budget, prefer_source=True, strategies=_only(NAVIGATOR)
+    )
+    assemble(context, request)
+
+
+@when(
+    'I ask for "{query}" as a code question within {budget:d} tokens '
+    'using only the strategy "{name}"'
+)
+def ask_code_question(context: Context, query: str, budget: int, name: str) -> None:
+    request = ContextRequest(query=query, budget=budget, prefer_source=True, strategies=_only(name))
+    assemble(context, request)
+
+
+@when('I ask for this within {budget:d} tokens using only the strategy "{name}":')
+def ask_text(context: Context, budget: int, name: str) -> None:
+    assemble(context, ContextRequest(query=context.text, budget=budget, strategies=_only(name)))
+
+
+def _fragments(context: Context, node: str) -> list[ResultFragment]:
+    """The context's fragments of a node named by path and anchor ("a/b.py#name"), or of a
+    whole file ("a/b.py").
+    """
+    path, _, anchor = node.partition("#")
+    return [
+        fragment
+        for fragment in result(context).fragments
+        if fragment.source.path == path and fragment.uko_uri.partition("#")[2] == anchor
+    ]
+
+
+def _listing(context: Context) -> list[str]:
+    return [
+        f"{f.source.path}#{f.uko_uri.partition('#')[2]}@{f.detail_depth}"
+        for f in result(context).fragments
+    ]
+
+
+@then('the context holds "{node}" at depth {depth:d}')
+def holds_at_depth(context: Context, node: str, depth: int) -> None:
+    depths = [fragment.detail_depth for fragment in _fragments(context, node)]
+    assert depths == [depth], f"{node} is in the context at depths {depths}: {_listing(context)}"
+
+
+@then('the context holds "{node}"')
+def holds_node(context: Context, node: str) -> None:
+    assert _fragments(context, node), f"{node} is not in the context: {_listing(context)}"
+
+
+@then('the context does not hold "{node}"')
+def lacks_node(context: Context, node: str) -> None:
+    assert not _fragments(context, node), f"{node} is in the context: {_listing(context)}"
+
+
+def _reason(context: Context, node: str) -> str:
+    fragments = _fragments(context, node)
+    assert fragments, f"{node} is not in the context: {_listing(context)}"
+    reasons = [p.reason for p in fragments[0].provenance]
+    assert len(reasons) == 1, f"{node} has {len(reasons)} reasons: {reasons}"
+    return reasons[0]
+
+
+@then('the reason of "{node}" is "{text}"')
+def reason_is(context: Context, node: str, text: str) -> None:
+    reason = _reason(context, node).split("; score ")[0]
+    assert reason == text, f"the reason of {node} is {reason!r}"
+
+
+@then('the reason of "{node}" mentions "{text}"')
+def reason_mentions(context: Context, node: str, text: str) -> None:
+    reason = _reason(context, node)
+    assert text in reason, f"the reason of {node} is {reason!r}"
+
+
+@then('"{first}" comes before "{second}" in the navigator\'s list')
+def comes_before(context: Context, first: str, second: str) -> None:
+    ranks: dict[str, int] = {}
+    for fragment in result(context).fragments:
+        node = f"{fragment.source.path}#{fragment.uko_uri.partition('#')[2]}".rstrip("#")
+        for vote in fragment.provenance:
+            if vote.strategy == NAVIGATOR:
+                ranks[node] = min(ranks.get(node, vote.rank), vote.rank)
+    assert first in ranks and second in ranks, f"ranks: {ranks}"
+    assert ranks[first] < ranks[second], f"ranks: {ranks}"
+
+
+@then('the first fragment of the context is "{node}" at depth {depth:d}')
+def first_fragment(context: Context, node: str, depth: int) -> None:
+    fragments = result(context).fragments
+    assert fragments, "the context is empty"
+    best = max(fragments, key=lambda f: f.score)
+    path, _, anchor = node.partition("#")
+    found = f"{best.source.path}#{best.uko_uri.partition('#')[2]}@{best.detail_depth}"
+    assert found == f"{path}#{anchor}@{depth}", f"the first is {found}: {_listing(context)}"
+
+
+@then('the first fragment of the context is not from "{path}"')
+def first_not_from(context: Context, path: str) -> None:
+    fragments = result(context).fragments
+    assert fragments, "the context is empty"
+    best = max(fragments, key=lambda f: f.score)
+    assert best.source.path != path, f"the first is from {path}: {_listing(context)}"
+
+
+@then("asking again gives a byte-identical context")
+def asking_again(context: Context) -> None:
+    first = result(context).model_dump_json(exclude={"elapsed_ms", "timings_ms", "strategies"})
+    assemble(context, context.request)
+    again = result(context).model_dump_json(exclude={"elapsed_ms", "timings_ms", "strategies"})
+    assert first == again, "the second context differs"
+
+
+@then('the search terms of a long issue text {have} "{term}"')
+def long_terms(context: Context, have: str, term: str) -> None:
+    terms = query_terms(_LONG_ISSUE)
+    present = term in terms
+    assert present == (have == "include"), f"{term!r} {'not ' * (not present)}in {terms}"
+
+
+@then('the search terms of "{query}" are "{terms}"')
+def short_terms(context: Context, query: str, terms: str) -> None:
+    found = ", ".join(query_terms(query.replace('\\"', '"')))
+    assert found == terms, f"the terms are {found!r}"
+
+
+@then("the code mentions of this text are:")
+def mentions_of_text(context: Context) -> None:
+    context.mentions = code_mentions(context.text)
+
+
+@then("they are:")
+def mentions_are(context: Context) -> None:
+    mentions = context.mentions
+    found = [
+        *(("path", p) for p in mentions.paths),
+        *(
+            ("location", f"{m.path}:{m.line}" + (f" in {m.function}" if m.function else ""))
+            for m in mentions.locations
+        ),
+        *(("dotted", d) for d in mentions.dotted),
+        *(("symbol", s) for s in mentions.symbols),
+    ]
+    expected = [(row["kind"], row["value"]) for row in context.table]
+    assert found == expected, f"found {found}"
+
+
+@then('the path "{path}" is {role}')
+def path_role(context: Context, path: str, role: str) -> None:
+    assert source_role(path) == role, f"{path} is {source_role(path)}"
+
+
+@when(
+    'I ask for "{query}" as a code question within {budget:d} tokens '
+    'using only the strategies "{names}"'
+)
+def ask_code_question_of(context: Context, query: str, budget: int, names: str) -> None:
+    chosen = {name.strip(): StrategySelection() for name in names.split(",")}
+    assemble(
+        context, ContextRequest(query=query, budget=budget, prefer_source=True, strategies=chosen)
+    )
+
+
+@when('I ask for "{query}" within {budget:d} tokens using only the strategies "{names}"')
+def ask_strategies(context: Context, query: str, budget: int, names: str) -> None:
+    chosen = {name.strip(): StrategySelection() for name in names.split(",")}
+    assemble(context, ContextRequest(query=query, budget=budget, strategies=chosen))
+
+
+@then('the fragments of the context by fused score are "{nodes}"')
+def by_fused_score(context: Context, nodes: str) -> None:
+    ordered = sorted(result(context).fragments, key=lambda f: -f.score)
+    found = ", ".join(f"{f.source.path}#{f.uko_uri.partition('#')[2]}" for f in ordered)
+    assert found == nodes, f"by fused score: {found}"

@@ -1,0 +1,628 @@
+"""`breadth-depth-navigator`: code found by its structure, from where a request points.
+
+Rules, in order:
+
+1. **Focus.** Each item of `request.focus` (a node URI, a path, `path:line`, a dotted
+   module or `Class.method`, a symbol name) is resolved with `GraphView.lookup`; a
+   `path:line` means the innermost definition holding that line. Without a focus that
+   resolves, the focus comes from the query: `path:line` locations and paths first
+   (tracebacks), then dotted names, then symbols (identifiers in backticks, compound
+   identifiers), then query words that are a file's name without its ending (`termui`),
+   then the text index: its best hits, and each file weighed by the evidence of all its
+   hits (`file_evidence`: the best hit in full, the next ones less and less), so that a
+   file many hits point at counts even when no single hit is first. Focus items that
+   resolve to nothing are named in every candidate's reason; nothing is raised.
+2. **Breadth.** From the focus, every node within `max_hops` edges (either direction,
+   repository and folder nodes left out, at most `max_neighbours` edges per node, the
+   heaviest first) is reached by its best path: `reach = seed weight x product of the
+   edge weights x hop_decay ^ hops`, where an edge's weight is its type's option
+   (`calls_weight`, `imports_weight`...) times `reverse_factor` when walked against its
+   direction.
+3. **Depth.** While the nodes reached hold less than twice the allocation and the time
+   limit allows, the walk goes on depth-first from the best nodes at the edge of the
+   breadth, along the heaviest edge not yet taken, up to `depth_first_hops` more hops.
+4. **Rank.** Personalised PageRank over the walked subgraph (edges weighted as walked,
+   seeded at the focus by weight, damping `damping`) is combined with the reach:
+   `score = (1 - pagerank_weight) x reach / max reach + pagerank_weight x rank / max
+   rank`; ties by URI.
+5. **Detail.** The focus at full depth (9), then as skeleton (4) and listing (0) (a
+   keyword hit too: its full text is what matched, and equal texts fuse with other
+   strategies' votes); nodes one hop away as skeleton, then listing; farther ones as
+   listing. The shallower depths
+   of a node are proposed with its score times `depth_value` (0.6 skeleton, 0.25
+   listing), so that the packer trades detail for coverage. A file found through the
+   text index or its name is proposed from its skeleton down, its full text only when a
+   focus names it. Candidates come best score first, enough to hold twice the
+   allocation and at least 20.
+6. **Code questions.** With `prefer_source` (request or option), seeds in tests, docs,
+   changelogs and CI files weigh `non_source_factor` as much.
+7. **Time.** The walk stops at `time_limit_ms` and proposes what it found so far,
+   saying so in the reasons.
+
+Each reason names the path that reached the node: "calls ← BudgetAllocator.allocate,
+1 hop from focus BudgetAllocator.allocate".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contextpipe import (
+    Backends,
+    Candidate,
+    ContextFragment,
+    ContextRequest,
+    ContextStrategy,
+    GraphNode,
+    GraphView,
+    Settings,
+    code_mentions,
+    hookimpl,
+    query_terms,
+    source_role,
+    strategy_options,
+)
+
+if TYPE_CHECKING:
+    from contextpipe import CodeMentions
+
+NAME = "breadth-depth-navigator"
+
+#: A list holding this many times the allocation is all the pipeline reads (acceptance).
+_REACH = 2
+_AT_LEAST = 20
+#: Nodes that connect everything and hold no text of their own.
+_PASSED_OVER = frozenset({"repository", "directory"})
+#: Kinds that are a whole file (proposed from the skeleton down unless a focus names them).
+_FILE_KINDS = frozenset({"module", "document"})
+#: A symbol with more definitions than this says too little to start from.
+_MAX_MATCHES = 12
+#: Value of a shallower depth relative to the node's full text (as the packer weighs them).
+_DEPTH_VALUE = {9: 1.0, 4: 0.6, 0: 0.25}
+
+# Seed weights of what the query names, strongest first (rule 1).
+_LOCATION, _PATH, _DOTTED, _SYMBOL, _FILE_NAME = 1.0, 0.9, 0.8, 0.7, 0.5
+_TEXT_HIT, _TEXT_FILE = 0.3, 0.45
+#: Text seeds weigh this much less when the query names code the graph holds.
+_TEXT_WHEN_NAMED = 0.5
+
+
+class NavigatorOptions(BaseModel):
+    """`[strategies.breadth-depth-navigator.options]`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_hops: int = Field(
+        default=2, ge=0, le=6, description="Hops walked breadth-first from the focus (0-6)."
+    )
+    depth_first_hops: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Hops walked further, depth-first, while the budget lasts (0-10).",
+    )
+    calls_weight: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="Weight of calls edges (0-1; 0: never walked)."
+    )
+    inherits_weight: float = Field(
+        default=0.9, ge=0.0, le=1.0, description="Weight of inherits edges (0-1; 0: never walked)."
+    )
+    imports_weight: float = Field(
+        default=0.7, ge=0.0, le=1.0, description="Weight of imports edges (0-1; 0: never walked)."
+    )
+    references_weight: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="Weight of references edges (0-1; 0: never walked).",
+    )
+    contains_weight: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Weight of contains edges (0-1; 0: never walked)."
+    )
+    links_to_weight: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Weight of links_to edges (0-1; 0: never walked)."
+    )
+    mentions_weight: float = Field(
+        default=0.4, ge=0.0, le=1.0, description="Weight of mentions edges (0-1; 0: never walked)."
+    )
+    reverse_factor: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Edge weight times this when walked against its direction.",
+    )
+    hop_decay: float = Field(default=0.5, gt=0.0, le=1.0, description="Reach times this per hop.")
+    pagerank_weight: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="Share of personalised PageRank in the score."
+    )
+    damping: float = Field(default=0.85, gt=0.0, lt=1.0, description="PageRank damping.")
+    max_neighbours: int = Field(
+        default=40, ge=1, le=1000, description="Edges followed from one node, heaviest first."
+    )
+    max_nodes: int = Field(default=400, ge=1, le=100_000, description="Nodes walked at most.")
+    text_hits: int = Field(
+        default=50,
+        ge=0,
+        le=1000,
+        description="Text-index hits read to find a focus in the query (0: none).",
+    )
+    file_evidence: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="How much a file's further hits add: the i-th best counts this^(i-1).",
+    )
+    prefer_source: bool = Field(
+        default=False,
+        description="Treat every request as a code question (non_source_factor).",
+    )
+    non_source_factor: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="In a code question, seeds in tests, docs, changelogs and CI weigh this.",
+    )
+    time_limit_ms: int = Field(
+        default=1000,
+        ge=0,
+        description="The walk stops here and proposes what it found (0: the focus only).",
+    )
+
+    def edge_weight(self, edge_type: str) -> float:
+        """The option weight of an edge type (0 for a type it does not know)."""
+        weights = {
+            "calls": self.calls_weight,
+            "inherits": self.inherits_weight,
+            "imports": self.imports_weight,
+            "references": self.references_weight,
+            "contains": self.contains_weight,
+            "links_to": self.links_to_weight,
+            "mentions": self.mentions_weight,
+        }
+        return weights.get(edge_type, 0.0)
+
+
+@dataclass
+class _Seed:
+    weight: float
+    label: str
+    full: bool  # propose its full text (a focus, a location, a symbol named)
+
+
+@dataclass
+class _Reach:
+    """How the walk reached a node: its best reach, hops, and the step that led there."""
+
+    reach: float
+    hops: int
+    seed: str  # the label of the seed it came from
+    step: str = ""  # "calls ← BudgetAllocator.allocate"
+    full: bool = False
+
+
+@dataclass
+class _Walk:
+    reached: dict[str, _Reach] = field(default_factory=lambda: {})
+    edges: dict[tuple[str, str], float] = field(default_factory=lambda: {})
+    names: dict[str, GraphNode] = field(default_factory=lambda: {})
+    stopped: bool = False
+
+
+class BreadthDepthNavigator:
+    """From focus nodes (given, or found by the query) through typed edges, breadth first,
+    then depth first; ranked by reach and personalised PageRank.
+    """
+
+    name = NAME
+    quality = 0.85
+    required_backends = frozenset({"graph"})
+
+    def __init__(self, options: NavigatorOptions) -> None:
+        self.options = options
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        if request.focus:
+            return 0.95
+        graph = backends.graph
+        if graph is not None and _resolves(graph, code_mentions(request.query)):
+            return 0.85
+        if request.prefer_source or self.options.prefer_source:
+            return 0.5
+        return 0.0
+
+    def retrieve(
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> Sequence[Candidate]:
+        graph = backends.graph
+        if graph is None:
+            return []
+        started = time.perf_counter()
+        prefer_source = request.prefer_source or self.options.prefer_source
+        seeds, unknown = _focus_seeds(graph, request.focus)
+        if not seeds:
+            seeds = _query_seeds(graph, request, backends, self.options)
+        if prefer_source:
+            for uri, seed in seeds.items():
+                node = graph.node(uri)
+                if node is not None and source_role(node.path) != "source":
+                    seed.weight *= self.options.non_source_factor
+        seeds = {uri: seed for uri, seed in seeds.items() if seed.weight > 0}
+        if not seeds:
+            return []
+        deadline = started + self.options.time_limit_ms / 1000
+        walk = _breadth(graph, seeds, self.options, deadline)
+        wanted = _REACH * budget
+        if _held(walk, backends, wanted) < wanted and self.options.depth_first_hops:
+            _depth(graph, walk, self.options, deadline, wanted, backends)
+        scores = _scores(walk, seeds, self.options)
+        note = ""
+        if unknown:
+            note += f"; focus not found: {', '.join(unknown)}"
+        if walk.stopped:
+            elapsed = round((time.perf_counter() - started) * 1000)
+            note += f"; walk stopped at its time limit after {elapsed} ms"
+        return _candidates(walk, scores, backends, wanted, note)
+
+    def explain(self) -> str:
+        return (
+            "Starts from the request's focus (URIs, paths, path:line, dotted names or symbols, "
+            "resolved in the graph) or from what the query names (traceback locations, paths, "
+            "modules, symbols, file names, then text-index hits weighed per file), walks the "
+            "graph breadth-first up to max_hops over typed edges with per-type weights, then "
+            "depth-first while its budget lasts, and ranks by reach (edge weights and hop "
+            "decay) combined with personalised PageRank seeded at the focus. Focus nodes come "
+            "in full, near ones as skeletons, far ones as listings. Needs the graph. Options: "
+            "max_hops, depth_first_hops, <type>_weight for calls, inherits, imports, "
+            "references, contains, links_to, mentions, reverse_factor, hop_decay, "
+            "pagerank_weight, damping, max_neighbours, max_nodes, text_hits, file_evidence, "
+            "prefer_source, non_source_factor, time_limit_ms."
+        )
+
+
+# -- rule 1: focus -------------------------------------------------------------------------
+
+
+def _resolves(graph: GraphView, mentions: CodeMentions) -> bool:
+    """Whether anything the query names in code is in the graph."""
+    names = (*mentions.paths, *mentions.dotted, *mentions.symbols)
+    return any(0 < len(graph.lookup(name)) <= _MAX_MATCHES for name in names)
+
+
+def _focus_seeds(graph: GraphView, focus: Sequence[str]) -> tuple[dict[str, _Seed], list[str]]:
+    seeds: dict[str, _Seed] = {}
+    unknown: list[str] = []
+    for item in focus:
+        path, _, line = item.rpartition(":")
+        if path and line.isdigit() and "://" not in item:
+            found = _at_line(graph, path, int(line))
+        else:
+            found = list(graph.lookup(item))
+        if not found:
+            unknown.append(item)
+        for node in found:
+            _add(seeds, node.uri, 1.0 / len(found), f"focus {item}", full=True)
+    return seeds, unknown
+
+
+def _query_seeds(
+    graph: GraphView, request: ContextRequest, backends: Backends, options: NavigatorOptions
+) -> dict[str, _Seed]:
+    seeds: dict[str, _Seed] = {}
+    mentions = code_mentions(request.query)
+    for location in mentions.locations:
+        for node in _at_line(graph, location.path, location.line):
+            _add(seeds, node.uri, _LOCATION, f"{location.path}:{location.line}", full=True)
+    named = (
+        [(path, _PATH, False) for path in mentions.paths]
+        + [(name, _DOTTED, True) for name in mentions.dotted]
+        + [(name, _SYMBOL, True) for name in mentions.symbols]
+    )
+    for name, weight, full in named:
+        found = graph.lookup(name)
+        if 0 < len(found) <= _MAX_MATCHES:
+            for node in found:
+                _add(seeds, node.uri, weight / len(found), f"named in the query: {name}", full)
+    for term in query_terms(request.query):
+        found = [node for node in graph.lookup(term) if node.kind in _FILE_KINDS]
+        for node in found if len(found) <= _MAX_MATCHES else ():
+            _add(seeds, node.uri, _FILE_NAME / len(found), f"file named in the query: {term}")
+    if backends.text is not None and options.text_hits:
+        _text_seeds(seeds, graph, request, backends, options, _TEXT_WHEN_NAMED if seeds else 1.0)
+    return seeds
+
+
+def _text_seeds(
+    seeds: dict[str, _Seed],
+    graph: GraphView,
+    request: ContextRequest,
+    backends: Backends,
+    options: NavigatorOptions,
+    factor: float,
+) -> None:
+    """The best text hits, and each file by the evidence of all its hits (rule 1), their
+    weights times `factor`.
+    """
+    assert backends.text is not None
+    hits = backends.text.search(request.query, options.text_hits, request.filters)
+    if not hits or hits[0].score <= 0:
+        return
+    best = hits[0].score
+    evidence: dict[str, float] = {}
+    counted: dict[str, int] = {}
+    for hit in hits:
+        path = hit.fragment.source.path
+        share = options.file_evidence ** counted.get(path, 0)
+        evidence[path] = evidence.get(path, 0.0) + share * hit.score / best
+        counted[path] = counted.get(path, 0) + 1
+        weight = factor * _TEXT_HIT * hit.score / best
+        _add(seeds, hit.fragment.uko_uri, weight, "keyword hit", full=True)
+    strongest = max(evidence.values())
+    for path, value in evidence.items():
+        files = [node for node in graph.lookup(path) if node.path == path]
+        for node in files:
+            weight = factor * _TEXT_FILE * value / strongest
+            _add(seeds, node.uri, weight, f"keyword evidence in {counted[path]} fragments")
+
+
+def _at_line(graph: GraphView, path: str, line: int) -> list[GraphNode]:
+    """The innermost definition of the file at `path` that holds `line` (the file itself
+    when none does).
+    """
+    found: list[GraphNode] = []
+    for file in graph.lookup(path):
+        if file.kind not in _FILE_KINDS:
+            continue
+        inner = file
+        while True:
+            children = [
+                child
+                for edge in graph.neighbours(inner.uri, ("contains",), "out")
+                if (child := graph.node(edge.target)) is not None
+                and child.start_line <= line <= child.end_line
+            ]
+            if not children:
+                break
+            inner = children[0]
+        found.append(inner)
+    return found
+
+
+def _add(seeds: dict[str, _Seed], uri: str, weight: float, label: str, full: bool = False) -> None:
+    """Keep the heavier seed of a node; a node seeded twice keeps the first label."""
+    seed = seeds.get(uri)
+    if seed is None:
+        seeds[uri] = _Seed(weight, label, full)
+    else:
+        seed.weight = max(seed.weight, weight)
+        seed.full = seed.full or full
+
+
+# -- rules 2 and 3: the walk ---------------------------------------------------------------
+
+
+def _steps(
+    graph: GraphView, walk: _Walk, uri: str, options: NavigatorOptions
+) -> list[tuple[float, str, str]]:
+    """(weight, neighbour, step text) of the edges at `uri` worth walking, heaviest first,
+    at most `max_neighbours`.
+    """
+    here = _name(graph, walk, uri)
+    steps: list[tuple[float, str, str]] = []
+    for edge in graph.neighbours(uri):
+        forward = edge.source == uri
+        other = edge.target if forward else edge.source
+        weight = options.edge_weight(edge.type) * (1.0 if forward else options.reverse_factor)
+        if weight <= 0 or other == uri:
+            continue
+        node = _node(graph, walk, other)
+        if node is None or node.kind in _PASSED_OVER:
+            continue
+        arrow = "←" if forward else "→"
+        steps.append((weight, other, f"{edge.type} {arrow} {here}"))
+    steps.sort(key=lambda step: (-step[0], step[1]))
+    return steps[: options.max_neighbours]
+
+
+def _node(graph: GraphView, walk: _Walk, uri: str) -> GraphNode | None:
+    node = walk.names.get(uri)
+    if node is None:
+        node = graph.node(uri)
+        if node is not None:
+            walk.names[uri] = node
+    return node
+
+
+def _name(graph: GraphView, walk: _Walk, uri: str) -> str:
+    node = _node(graph, walk, uri)
+    return node.name if node is not None else uri
+
+
+def _breadth(
+    graph: GraphView, seeds: Mapping[str, _Seed], options: NavigatorOptions, deadline: float
+) -> _Walk:
+    walk = _Walk()
+    for uri, seed in sorted(seeds.items()):
+        if _node(graph, walk, uri) is not None:
+            walk.reached[uri] = _Reach(seed.weight, 0, seed.label, full=seed.full)
+    frontier = sorted(walk.reached, key=lambda uri: (-walk.reached[uri].reach, uri))
+    for hops in range(1, options.max_hops + 1):
+        following: list[str] = []
+        for uri in frontier:
+            if time.perf_counter() > deadline or len(walk.reached) >= options.max_nodes:
+                walk.stopped = time.perf_counter() > deadline
+                return walk
+            here = walk.reached[uri]
+            for weight, other, step in _steps(graph, walk, uri, options):
+                reach = here.reach * weight * options.hop_decay
+                known = walk.reached.get(other)
+                if known is None:
+                    if len(walk.reached) >= options.max_nodes:
+                        break
+                    walk.reached[other] = _Reach(reach, hops, here.seed, step)
+                    following.append(other)
+                elif known.hops == hops and reach > known.reach:
+                    known.reach, known.seed, known.step = reach, here.seed, step
+                walk.edges[(uri, other)] = max(walk.edges.get((uri, other), 0.0), weight)
+        frontier = sorted(following, key=lambda uri: (-walk.reached[uri].reach, uri))
+    return walk
+
+
+def _depth(
+    graph: GraphView,
+    walk: _Walk,
+    options: NavigatorOptions,
+    deadline: float,
+    wanted: int,
+    backends: Backends,
+) -> None:
+    """Rule 3: from the best nodes at the edge of the breadth, the heaviest untaken edge,
+    again and again, while the reached nodes hold less than `wanted` tokens.
+    """
+    edge = max(reach.hops for reach in walk.reached.values())
+    starts = sorted(
+        (uri for uri, reach in walk.reached.items() if reach.hops == edge),
+        key=lambda uri: (-walk.reached[uri].reach, uri),
+    )
+    held = _held(walk, backends, wanted)
+    for start in starts:
+        uri = start
+        for _ in range(options.depth_first_hops):
+            if time.perf_counter() > deadline:
+                walk.stopped = True
+                return
+            if held >= wanted or len(walk.reached) >= options.max_nodes:
+                return
+            here = walk.reached[uri]
+            step = next(
+                (s for s in _steps(graph, walk, uri, options) if s[1] not in walk.reached), None
+            )
+            if step is None:
+                break
+            weight, other, text = step
+            walk.edges[(uri, other)] = weight
+            walk.reached[other] = _Reach(
+                here.reach * weight * options.hop_decay, here.hops + 1, here.seed, text
+            )
+            held += _tokens(backends, other)
+            uri = other
+
+
+def _held(walk: _Walk, backends: Backends, enough: int) -> int:
+    """Tokens the reached nodes hold at the depth they would be proposed at, counted
+    until there are `enough`.
+    """
+    held = 0
+    for uri, reach in walk.reached.items():
+        held += _tokens(backends, uri, _depth_of(reach))
+        if held >= enough:
+            break
+    return held
+
+
+def _tokens(backends: Backends, uri: str, depth: int = 0) -> int:
+    variants = _variants(backends, uri)
+    fitting = [f for f in variants if f.detail_depth <= depth] or list(variants[-1:])
+    return fitting[0].token_count if fitting else 0
+
+
+def _variants(backends: Backends, uri: str) -> Sequence[ContextFragment]:
+    return backends.fragments.variants(uri) if backends.fragments is not None else ()
+
+
+def _depth_of(reach: _Reach) -> int:
+    """Rule 5: the deepest depth a node is proposed at."""
+    if reach.hops == 0:
+        return 9 if reach.full else 4
+    return 4 if reach.hops == 1 else 0
+
+
+# -- rules 4 and 5: rank and propose -------------------------------------------------------
+
+
+def _scores(walk: _Walk, seeds: Mapping[str, _Seed], options: NavigatorOptions) -> dict[str, float]:
+    uris = sorted(walk.reached)
+    ranks = _pagerank(uris, walk.edges, seeds, options.damping)
+    top_reach = max(reach.reach for reach in walk.reached.values()) or 1.0
+    top_rank = max(ranks.values(), default=0.0) or 1.0
+    share = options.pagerank_weight
+    return {
+        uri: (1 - share) * walk.reached[uri].reach / top_reach
+        + share * ranks.get(uri, 0.0) / top_rank
+        for uri in uris
+    }
+
+
+def _pagerank(
+    uris: Sequence[str],
+    edges: Mapping[tuple[str, str], float],
+    seeds: Mapping[str, _Seed],
+    damping: float,
+) -> dict[str, float]:
+    """Personalised PageRank over the walked subgraph by power iteration (numpy): edges
+    walked both ways carry their walked weights; a node without edges returns its rank to
+    the seeds.
+    """
+    import numpy as np
+
+    index = {uri: position for position, uri in enumerate(uris)}
+    pairs = [(index[a], index[b], w) for (a, b), w in sorted(edges.items()) if b in index]
+    size = len(uris)
+    seed = np.zeros(size)
+    for uri, value in seeds.items():
+        if uri in index:
+            seed[index[uri]] = value.weight
+    if not seed.sum():
+        return {}
+    seed /= seed.sum()
+    source = np.array([a for a, _, _ in pairs] + [b for _, b, _ in pairs], dtype=np.int64)
+    target = np.array([b for _, b, _ in pairs] + [a for a, _, _ in pairs], dtype=np.int64)
+    weight = np.array([w for _, _, w in pairs] * 2, dtype=np.float64)
+    out = np.bincount(source, weights=weight, minlength=size)
+    share = np.divide(weight, out[source], out=np.zeros_like(weight), where=out[source] > 0)
+    rank = seed.copy()
+    for _ in range(50):
+        flow = np.bincount(target, weights=rank[source] * share, minlength=size)
+        dangling = rank[out == 0].sum()
+        following = damping * (flow + dangling * seed) + (1 - damping) * seed
+        if np.abs(following - rank).sum() < 1e-9:
+            rank = following
+            break
+        rank = following
+    return {uri: float(rank[position]) for uri, position in index.items()}
+
+
+def _candidates(
+    walk: _Walk, scores: Mapping[str, float], backends: Backends, wanted: int, note: str
+) -> list[Candidate]:
+    """Rule 5, best nodes first until their deepest texts hold `wanted` tokens."""
+    proposals: list[tuple[float, str, Candidate]] = []
+    held = nodes = 0
+    for uri in sorted(scores, key=lambda uri: (-scores[uri], uri)):
+        if held >= wanted and nodes >= _AT_LEAST:
+            break
+        score, reach = scores[uri], walk.reached[uri]
+        deepest = _depth_of(reach)
+        where = "focus" if reach.hops == 0 else f"{reach.hops} hop{'s' if reach.hops > 1 else ''}"
+        path = reach.seed if reach.hops == 0 else f"{reach.step}, {where} from {reach.seed}"
+        reason = f"{path}; score {score:.3f}{note}"
+        fragments = [f for f in _variants(backends, uri) if f.detail_depth <= deepest]
+        for fragment in fragments:
+            value = score * _DEPTH_VALUE[fragment.detail_depth] / _DEPTH_VALUE[deepest]
+            candidate = Candidate(fragment=fragment, score=value, reason=reason)
+            proposals.append((value, fragment.id, candidate))
+        if fragments:
+            held += fragments[0].token_count
+            nodes += 1
+    proposals.sort(key=lambda item: (-item[0], item[1]))
+    return [candidate for _, _, candidate in proposals]
+
+
+@hookimpl
+def contextpipe_strategies(settings: Settings) -> Sequence[ContextStrategy]:
+    """Register `breadth-depth-navigator`, configured from its options table."""
+    return [BreadthDepthNavigator(strategy_options(settings, NAME, NavigatorOptions))]
