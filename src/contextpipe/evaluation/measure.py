@@ -118,18 +118,27 @@ def evaluate(project: Project, data: BeirSet, progress: EvalProgress | None = No
         pipeline.close()
 
 
+class MixScore(NamedTuple):
+    """nDCG@10 of the default mix, and the strategies that ran (`ok`) for some query."""
+
+    ndcg_10: float
+    ran: frozenset[str]
+
+
 def ndcg_at_10(
     pipeline: Pipeline, project: Project, data: BeirSet, progress: EvalProgress | None = None
-) -> float:
+) -> MixScore:
     """nDCG@10 of the default mix (rules 1, 2 and 5), without the budget hits: what `tune`
     maximises.
     """
     rankings: dict[str, Sequence[str]] = {}
+    ran: set[str] = set()
     for query_id, text in data.queries.items():
-        rankings[query_id] = _ranking(pipeline, project, text, RANKING_BUDGET, None)[0]
+        rankings[query_id], reports = _ranking(pipeline, project, text, RANKING_BUDGET, None)
+        ran.update(name for name, (status, _) in reports.items() if status == "ok")
         if progress is not None:
             progress.advance()
-    return _measures(data, rankings)[0]
+    return MixScore(_measures(data, rankings)[0], frozenset(ran))
 
 
 def _series(

@@ -6,11 +6,12 @@ Rules:
    judged queries given. Every trial is a pipeline over the one index of the project, with
    the trial's values as overrides of the user's settings.
 2. What is searched, in this order:
-   - `strategies.NAME.weight` of each loaded, enabled strategy, in name order, over its
-     effective weight (the configured one, else the strategy's `default_weight`; 1 when
-     that is 0) times each of `WEIGHT_FACTORS`; only when two or more such strategies are
-     loaded (alone, a strategy's weight changes nothing: fusion and packing read relative
-     scores);
+   - `strategies.NAME.weight` of each loaded, enabled strategy that ran for some query of
+     the first trial, in name order, over its effective weight (the configured one, else
+     the strategy's `default_weight`; 1 when that is 0) times each of `WEIGHT_FACTORS`;
+     only when two or more such strategies ran (alone, a strategy's weight changes
+     nothing: fusion and packing read relative scores; and a strategy that declined or
+     was skipped for every query contributes nothing at any weight);
    - `fusion.rrf_k`, the RRF constant, over `RRF_KS`;
    - `packing.mmr_lambda`, relevance against diversity, over `MMR_LAMBDAS`.
 3. The search is coordinate ascent: it starts from the user's effective values (the first
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from contextpipe import Pipeline, RetrievalMemo
 
 from .beir import BeirSet
-from .measure import EvalProgress, ndcg_at_10
+from .measure import EvalProgress, MixScore, ndcg_at_10
 from .project import Project
 
 #: Candidate strategy weights, as multiples of the strategy's effective weight (rule 2).
@@ -149,7 +150,7 @@ def tune(project: Project, data: BeirSet, progress: EvalProgress | None = None) 
     memo = RetrievalMemo()
     count = 0
 
-    def objective(values: Values) -> float:
+    def measured(values: Values) -> MixScore:
         nonlocal count
         count += 1
         if progress is not None:
@@ -157,7 +158,23 @@ def tune(project: Project, data: BeirSet, progress: EvalProgress | None = None) 
             progress.started(f"trial {count}: {changed}", len(data.queries))
         return _score(project, data, values, memo, progress)
 
+    baseline = measured(start)
+    found = _ran(found, baseline.ran)
+    start = {parameter.key: start[parameter.key] for parameter in found}
+
+    def objective(values: Values) -> float:
+        return baseline.ndcg_10 if values == start else measured(values).ndcg_10
+
     return Tuning(len(data.queries), tuple(search(found, start, objective)))
+
+
+def _ran(found: Sequence[Parameter], ran: frozenset[str]) -> list[Parameter]:
+    """`found` less the weights of strategies that did not run (rule 2), and less every
+    weight when fewer than two did.
+    """
+    weights = [p for p in found if p.key.removeprefix("strategies.").removesuffix(".weight") in ran]
+    others = [p for p in found if not p.key.startswith("strategies.")]
+    return [*(weights if len(weights) > 1 else []), *others]
 
 
 def search(
@@ -194,7 +211,7 @@ def _score(
     values: Mapping[str, float | int],
     memo: RetrievalMemo,
     progress: EvalProgress | None,
-) -> float:
+) -> MixScore:
     pipeline = project.open(overrides=values, memo=memo)
     try:
         return ndcg_at_10(pipeline, project, data, progress)
