@@ -57,6 +57,17 @@ Feature: Memory items: notes and conversations with a time and a scope
     Then the context holds a fragment of node "uko://memory/session/s-ops/ops-1" reading "[2024-05-07 08:00] Dana: I moved the cron job to 6 am", modified at "2024-05-07T08:00:00+00:00"
     And the graph knows "uko://memory/session/s-ops/ops-1" as a memory node with no edges
 
+  Scenario: Naming another session's memory item as a focus does not reach it
+    # A focus is resolved against the graph's names, where a memory node has a name too:
+    # that must not become a way around the store's scope.
+    Given the memory items:
+      | text                                | session | user | at               | id      |
+      | Alice keeps the vault key in a drawer | s-alice |      | 2024-05-07T10:00 | alice-1 |
+    When session "s-bob" asks the navigator alone for "vault key" focused on "uko://memory/session/s-alice/alice-1"
+    Then the context holds no memory
+    When session "s-bob" asks the navigator alone for "vault key" focused on "memory alice-1"
+    Then the context holds no memory
+
   Scenario: Remembering the same item twice keeps it once
     Given the memory items:
       | text                    | session | user | at               |

@@ -9,7 +9,7 @@ from behave import given, then, when
 from behave.runner import Context
 from testkit import assemble, pipeline, result
 
-from contextpipe import ContextpipeError, RequestFilters, StrategySelection
+from contextpipe import ContextpipeError, ContextRequest, RequestFilters, StrategySelection
 
 
 def _moment(text: str) -> datetime:
@@ -175,3 +175,20 @@ def import_conversation(context: Context, name: str, user: str) -> None:
 def memory_nodes(context: Context, uris: str) -> None:
     found = sorted(f.uko_uri for f in result(context).fragments if f.source.kind == "memory")
     assert found == sorted(u.strip() for u in uris.split(",")), found
+
+
+@when('session "{session}" asks the navigator alone for "{query}" focused on "{focus}"')
+def navigator_focused_as(context: Context, session: str, query: str, focus: str) -> None:
+    request = ContextRequest(
+        query=query,
+        budget=1000,
+        session=session,
+        focus=(focus,),
+        strategies={"breadth-depth-navigator": StrategySelection()},
+    )
+    assemble(context, request)
+
+
+@then("the context holds no memory")
+def context_holds_no_memory(context: Context) -> None:
+    assert _memory_texts(context) == [], _memory_texts(context)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ._bulk import collector_paused
 from .storage import (
+    MEMORY_KIND,
     DeclaredEdges,
     Direction,
     EdgeTarget,
@@ -340,11 +341,14 @@ class ResolvedGraph:
         return _Names(self.networkx)
 
     def lookup(self, name: str) -> list[GraphNode]:
-        """The nodes a user may mean by `name`, sorted by URI (see `GraphView.lookup`)."""
+        """The nodes a user may mean by `name`, sorted by URI (see `GraphView.lookup`).
+        Memory items are never among them: a name is not a request's scope, and memory is
+        read in that scope by the strategies that search it.
+        """
         graph, names = self.networkx, self._names
         name = name.strip()
         if name in graph:
-            found = [name]
+            found = [name] if graph.nodes[name]["kind"] != MEMORY_KIND else []
         elif "/" in name or "\\" in name or is_file_name(name):
             found = names.file(name)
         elif "." in name.strip("."):
@@ -374,7 +378,7 @@ class _Names:
         self.stems: defaultdict[str, list[str]] = defaultdict(list)
         for uri, data in graph.nodes(data=True):
             kind, name, path = str(data["kind"]), str(data["name"]), str(data["path"])
-            if kind in ("repository", "directory"):
+            if kind in ("repository", "directory", MEMORY_KIND):
                 continue
             if "#" not in uri:
                 pure = PurePosixPath(path)
