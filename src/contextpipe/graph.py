@@ -27,7 +27,6 @@ import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ._bulk import collector_paused
@@ -204,6 +203,48 @@ def _resolved(
 GraphSource = Callable[[], tuple[list[NodeRecord], list[DeclaredEdges]]]
 
 
+class _Adjacency:
+    """The resolved graph as plain dicts: each node's record and each node's edges both
+    ways, in the order they were resolved. Lookups and walks read this; it builds several
+    times faster than a networkx graph of the same store, which matters to a command that
+    walks a large graph once and exits.
+    """
+
+    def __init__(self, nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> None:
+        # Records as read, made `GraphNode`s when asked for: most are never looked at.
+        self.nodes: dict[str, NodeRecord] = {
+            _REPOSITORY: NodeRecord(_REPOSITORY, "repository", "repository", "", 0, 0, None)
+        }
+        self.nodes.update((node.uri, node) for node in nodes)
+        # Per node, its edges as (type, other end), kept once each: dicts as ordered sets.
+        self.out: defaultdict[str, dict[tuple[str, str], None]] = defaultdict(dict)
+        self.into: defaultdict[str, dict[tuple[str, str], None]] = defaultdict(dict)
+        resolver = _Resolver(nodes)
+        for parent, child, folder in _containment(resolver):
+            if folder is not None:
+                self.nodes[child] = NodeRecord(child, "directory", folder, folder, 0, 0, None)
+            self._add(parent, "contains", child)
+        is_node = self.nodes.__contains__
+        for parent, child in _parents(nodes, is_node):
+            self._add(parent, "contains", child)
+        out, into = self.out, self.into
+        for _, kind, target, sources in _resolved(resolver, declared, is_node):
+            incoming = into[target]
+            for source in sources:  # `_add`, inlined: most edges are added here
+                out[source][kind, target] = None
+                incoming[kind, source] = None
+
+    def _add(self, source: str, kind: str, target: str) -> None:
+        self.out[source][kind, target] = None
+        self.into[target][kind, source] = None
+
+    def edges(self) -> Iterator[GraphEdge]:
+        """Every edge, in the order resolved."""
+        for source, edges in self.out.items():
+            for kind, target in edges:
+                yield GraphEdge(source, kind, target)
+
+
 class ResolvedGraph:
     """A `GraphView` of the nodes and declared edges `read` returns, resolved once. A store
     keeps one per state of its index and makes a new one when the index changes.
@@ -222,37 +263,30 @@ class ResolvedGraph:
         self._keep_stats = keep_stats
 
     @cached_property
+    def _adjacency(self) -> _Adjacency:
+        with collector_paused():
+            return _Adjacency(*self._read())
+
+    @cached_property
     def networkx(self) -> nx.MultiDiGraph[str]:
         """The whole resolved graph as a networkx graph (nodes carry kind, name, path and
         lines; edges are keyed by type).
         """
-        with collector_paused():
-            return self._build(*self._read())
-
-    @staticmethod
-    def _build(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> nx.MultiDiGraph[str]:
         import networkx as nx  # seconds of import for commands that never walk it
 
+        adjacency = self._adjacency
         graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-        graph.add_node(_REPOSITORY, kind="repository", name="repository", path="")
-        for node in nodes:
-            graph.add_node(
-                node.uri,
-                kind=node.kind,
-                name=node.name,
-                path=node.path,
-                start_line=node.start_line,
-                end_line=node.end_line,
-            )
-        resolver = _Resolver(nodes)
-        for parent, child, folder in _containment(resolver):
-            if folder is not None:
-                graph.add_node(child, kind="directory", name=folder, path=folder)
-            graph.add_edge(parent, child, key="contains", type="contains")
-        for parent, child in _parents(nodes, graph.__contains__):
-            graph.add_edge(parent, child, key="contains", type="contains")
-        for _, kind, target, sources in _resolved(resolver, declared, graph.__contains__):
-            for source in sources:
+        with collector_paused():
+            for uri, node in adjacency.nodes.items():
+                graph.add_node(
+                    uri,
+                    kind=node.kind,
+                    name=node.name,
+                    path=node.path,
+                    start_line=node.start_line,
+                    end_line=node.end_line,
+                )
+            for source, kind, target in adjacency.edges():
                 graph.add_edge(source, target, key=kind, type=kind)
         return graph
 
@@ -271,55 +305,45 @@ class ResolvedGraph:
 
     def node(self, uri: str) -> GraphNode | None:
         """The node with this URI, if there is one."""
-        graph = self.networkx
-        if uri not in graph:
-            return None
-        data = graph.nodes[uri]
-        return GraphNode(
-            uri,
-            str(data["kind"]),
-            str(data["name"]),
-            str(data["path"]),
-            int(data.get("start_line", 0)),
-            int(data.get("end_line", 0)),
-        )
+        record = self._adjacency.nodes.get(uri)
+        return None if record is None else _graph_node(record)
 
     def edges(self) -> list[GraphEdge]:
         """Every edge, sorted."""
-        return sorted(GraphEdge(s, str(k), t) for s, t, k in self.networkx.edges(keys=True))
+        return sorted(self._adjacency.edges())
 
     def neighbours(
         self, uri: str, edge_types: Collection[str] = (), direction: Direction = "both"
     ) -> list[GraphEdge]:
         """Edges at `uri` (of these types; all when empty), sorted."""
-        graph = self.networkx
-        if uri not in graph:
-            return []
+        adjacency = self._adjacency
         found: set[GraphEdge] = set()
         if direction in ("out", "both"):
-            found.update(GraphEdge(uri, str(k), t) for _, t, k in graph.out_edges(uri, keys=True))
+            found.update(GraphEdge(uri, k, t) for k, t in adjacency.out.get(uri, ()))
         if direction in ("in", "both"):
-            found.update(GraphEdge(s, str(k), uri) for s, _, k in graph.in_edges(uri, keys=True))
+            found.update(GraphEdge(s, k, uri) for k, s in adjacency.into.get(uri, ()))
         return sorted(e for e in found if not edge_types or e.type in edge_types)
 
     def subgraph(self, uris: Iterable[str], hops: int) -> list[GraphEdge]:
         """Edges among the nodes within `hops` of `uris` (either direction) that lie on a
         path of at most `hops` edges from them, sorted.
         """
-        graph = self.networkx
-        reached = dict.fromkeys((u for u in uris if u in graph), 0)
+        adjacency = self._adjacency
+        out, into = adjacency.out, adjacency.into
+        reached = dict.fromkeys((u for u in uris if u in adjacency.nodes), 0)
         frontier = list(reached)
         for distance in range(1, hops + 1):
             step: list[str] = []
             for node in frontier:
-                for other in (*graph.successors(node), *graph.predecessors(node)):
+                for _, other in (*out.get(node, ()), *into.get(node, ())):
                     if other not in reached:
                         reached[other] = distance
                         step.append(other)
             frontier = step
         found = {
-            GraphEdge(source, str(key), target)
-            for source, target, key in graph.edges(list(reached), keys=True)
+            GraphEdge(source, kind, target)
+            for source in reached
+            for kind, target in out.get(source, ())
             if target in reached and (reached[source] < hops or reached[target] < hops)
         }
         return sorted(found)
@@ -330,40 +354,46 @@ class ResolvedGraph:
         """
         import networkx as nx
 
-        graph = self.networkx
-        known = {uri: weight for uri, weight in seeds.items() if uri in graph and weight > 0}
+        known = {u: w for u, w in seeds.items() if u in self._adjacency.nodes and w > 0}
         if not known:
             return {}
-        return nx.pagerank(graph, alpha=damping, personalization=known)
+        return nx.pagerank(self.networkx, alpha=damping, personalization=known)
 
     @cached_property
     def _names(self) -> _Names:
-        return _Names(self.networkx)
+        nodes = self._adjacency.nodes
+        with collector_paused():
+            return _Names(nodes.values())
 
     def lookup(self, name: str) -> list[GraphNode]:
         """The nodes a user may mean by `name`, sorted by URI (see `GraphView.lookup`).
         Memory items are never among them: a name is not a request's scope, and memory is
         read in that scope by the strategies that search it.
         """
-        graph, names = self.networkx, self._names
+        nodes, names = self._adjacency.nodes, self._names
         name = name.strip()
-        if name in graph:
-            found = [name] if graph.nodes[name]["kind"] != MEMORY_KIND else []
+        if name in nodes:
+            found = [name] if nodes[name].kind != MEMORY_KIND else []
         elif "/" in name or "\\" in name or is_file_name(name):
             found = names.file(name)
         elif "." in name.strip("."):
             files, rest = names.module(name)
             found = files if not rest else []
             if rest:
-                inside = {graph.nodes[f]["path"] for f in files}
+                inside = {nodes[f].path for f in files}
                 found = [
                     uri
                     for uri in names.definitions.get(rest, ())
-                    if not inside or graph.nodes[uri]["path"] in inside
+                    if not inside or nodes[uri].path in inside
                 ]
         else:
             found = [*names.definitions.get(name, ()), *names.stems.get(name, ())]
-        return [node for uri in sorted(set(found)) if (node := self.node(uri)) is not None]
+        return [_graph_node(nodes[uri]) for uri in sorted(set(found))]
+
+
+def _graph_node(record: NodeRecord) -> GraphNode:
+    uri, kind, name, path, start_line, end_line, _ = record
+    return GraphNode(uri, kind, name, path, start_line, end_line)
 
 
 class _Names:
@@ -372,19 +402,21 @@ class _Names:
     underscores optional), definitions by qualified name and by last name.
     """
 
-    def __init__(self, graph: nx.MultiDiGraph[str]) -> None:
+    def __init__(self, nodes: Iterable[NodeRecord]) -> None:
         self.files: defaultdict[str, list[str]] = defaultdict(list)
         self.definitions: defaultdict[str, list[str]] = defaultdict(list)
         self.stems: defaultdict[str, list[str]] = defaultdict(list)
-        for uri, data in graph.nodes(data=True):
-            kind, name, path = str(data["kind"]), str(data["name"]), str(data["path"])
+        for node in nodes:
+            uri, kind, name, path = node.uri, node.kind, node.name, node.path
             if kind in ("repository", "directory", MEMORY_KIND):
                 continue
             if "#" not in uri:
-                pure = PurePosixPath(path)
-                for start in range(len(pure.parts)):
-                    self.files["/".join(pure.parts[start:])].append(uri)
-                stem = pure.stem if pure.stem != "__init__" else pure.parent.name
+                parts = path.split("/")  # stored paths are normalised POSIX paths
+                for start in range(len(parts)):
+                    self.files["/".join(parts[start:])].append(uri)
+                stem = posixpath.splitext(parts[-1])[0]
+                if stem == "__init__":
+                    stem = parts[-2] if len(parts) > 1 else ""
                 for name in {stem, stem.strip("_")} - {""}:
                     self.stems[name].append(uri)
             elif kind not in _NOT_DEFINITIONS:
