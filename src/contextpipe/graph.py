@@ -145,12 +145,12 @@ class _Resolver:
 _REPOSITORY = "uko://repo/"
 
 
-def _containment(resolver: _Resolver) -> Iterator[tuple[str, str, str | None]]:
+def _containment(file_root: Mapping[str, str]) -> Iterator[tuple[str, str, str | None]]:
     """`contains` edges (parent, child, folder) from the repository through the folders to
     every file; `folder` names a directory node the edge reaches first, else None.
     """
     folders: set[str] = set()
-    for path, uri in sorted(resolver.file_root.items()):
+    for path, uri in sorted(file_root.items()):
         parent = _REPOSITORY
         directory = ""
         for part in path.split("/")[:-1]:
@@ -201,30 +201,42 @@ def _resolved(
 #: What a store hands the graph to resolve: every node and every declared edge, read in
 #: one state of the store.
 GraphSource = Callable[[], tuple[list[NodeRecord], list[DeclaredEdges]]]
+#: Every node, read in one state of the store: all that looking nodes up needs.
+NodeSource = Callable[[], list[NodeRecord]]
+
+
+def _node_table(nodes: list[NodeRecord]) -> dict[str, NodeRecord]:
+    """Every node of the graph by URI: the repository, the records read, and a node per
+    folder (records are made `GraphNode`s when asked for: most are never looked at).
+    """
+    table = {_REPOSITORY: NodeRecord(_REPOSITORY, "repository", "repository", "", 0, 0, None)}
+    table.update((node.uri, node) for node in nodes)
+    file_root = {node.path: node.uri for node in nodes if node.parent is None}
+    for _, child, folder in _containment(file_root):
+        if folder is not None:
+            table[child] = NodeRecord(child, "directory", folder, folder, 0, 0, None)
+    return table
 
 
 class _Adjacency:
-    """The resolved graph as plain dicts: each node's record and each node's edges both
-    ways, in the order they were resolved. Lookups and walks read this; it builds several
-    times faster than a networkx graph of the same store, which matters to a command that
-    walks a large graph once and exits.
+    """The resolved edges as plain dicts, each node's edges both ways in the order they
+    were resolved. Walks read this; it builds several times faster than a networkx graph
+    of the same store, which matters to a command that walks a large graph once and exits.
     """
 
-    def __init__(self, nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> None:
-        # Records as read, made `GraphNode`s when asked for: most are never looked at.
-        self.nodes: dict[str, NodeRecord] = {
-            _REPOSITORY: NodeRecord(_REPOSITORY, "repository", "repository", "", 0, 0, None)
-        }
-        self.nodes.update((node.uri, node) for node in nodes)
+    def __init__(
+        self,
+        table: Mapping[str, NodeRecord],
+        nodes: list[NodeRecord],
+        declared: list[DeclaredEdges],
+    ) -> None:
         # Per node, its edges as (type, other end), kept once each: dicts as ordered sets.
         self.out: defaultdict[str, dict[tuple[str, str], None]] = defaultdict(dict)
         self.into: defaultdict[str, dict[tuple[str, str], None]] = defaultdict(dict)
         resolver = _Resolver(nodes)
-        for parent, child, folder in _containment(resolver):
-            if folder is not None:
-                self.nodes[child] = NodeRecord(child, "directory", folder, folder, 0, 0, None)
+        for parent, child, _ in _containment(resolver.file_root):
             self._add(parent, "contains", child)
-        is_node = self.nodes.__contains__
+        is_node = table.__contains__
         for parent, child in _parents(nodes, is_node):
             self._add(parent, "contains", child)
         out, into = self.out, self.into
@@ -248,6 +260,9 @@ class _Adjacency:
 class ResolvedGraph:
     """A `GraphView` of the nodes and declared edges `read` returns, resolved once. A store
     keeps one per state of its index and makes a new one when the index changes.
+    `read_nodes`, when given, reads the nodes alone: lookups then wait for no edges, so
+    that a strategy can decide from names within its short `can_handle` window (should
+    the index change before the edges are read, a walk may meet nodes a lookup did not).
     `known_stats` are counts kept from an earlier resolution of the same state, and
     `keep_stats` is told the counts when they are first made, to keep them.
     """
@@ -257,15 +272,35 @@ class ResolvedGraph:
         read: GraphSource,
         known_stats: GraphStats | None = None,
         keep_stats: Callable[[GraphStats], None] | None = None,
+        read_nodes: NodeSource | None = None,
     ) -> None:
         self._read = read
+        self._read_nodes = read_nodes
         self._stats = known_stats
         self._keep_stats = keep_stats
 
     @cached_property
-    def _adjacency(self) -> _Adjacency:
+    def _whole(self) -> tuple[dict[str, NodeRecord], _Adjacency]:
         with collector_paused():
-            return _Adjacency(*self._read())
+            nodes, declared = self._read()
+            table = _node_table(nodes)
+            return table, _Adjacency(table, nodes, declared)
+
+    @property
+    def _adjacency(self) -> _Adjacency:
+        return self._whole[1]
+
+    @property
+    def _nodes(self) -> dict[str, NodeRecord]:
+        """Every node by URI: the whole graph's once it is built, else the nodes alone."""
+        return self._whole[0] if "_whole" in self.__dict__ else self._nodes_alone
+
+    @cached_property
+    def _nodes_alone(self) -> dict[str, NodeRecord]:
+        if self._read_nodes is None:
+            return self._whole[0]
+        with collector_paused():
+            return _node_table(self._read_nodes())
 
     @cached_property
     def networkx(self) -> nx.MultiDiGraph[str]:
@@ -274,10 +309,10 @@ class ResolvedGraph:
         """
         import networkx as nx  # seconds of import for commands that never walk it
 
-        adjacency = self._adjacency
+        table, adjacency = self._whole
         graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         with collector_paused():
-            for uri, node in adjacency.nodes.items():
+            for uri, node in table.items():
                 graph.add_node(
                     uri,
                     kind=node.kind,
@@ -305,7 +340,7 @@ class ResolvedGraph:
 
     def node(self, uri: str) -> GraphNode | None:
         """The node with this URI, if there is one."""
-        record = self._adjacency.nodes.get(uri)
+        record = self._nodes.get(uri)
         return None if record is None else _graph_node(record)
 
     def edges(self) -> list[GraphEdge]:
@@ -328,9 +363,9 @@ class ResolvedGraph:
         """Edges among the nodes within `hops` of `uris` (either direction) that lie on a
         path of at most `hops` edges from them, sorted.
         """
-        adjacency = self._adjacency
+        table, adjacency = self._whole
         out, into = adjacency.out, adjacency.into
-        reached = dict.fromkeys((u for u in uris if u in adjacency.nodes), 0)
+        reached = dict.fromkeys((u for u in uris if u in table), 0)
         frontier = list(reached)
         for distance in range(1, hops + 1):
             step: list[str] = []
@@ -354,23 +389,24 @@ class ResolvedGraph:
         """
         import networkx as nx
 
-        known = {u: w for u, w in seeds.items() if u in self._adjacency.nodes and w > 0}
+        known = {u: w for u, w in seeds.items() if u in self._whole[0] and w > 0}
         if not known:
             return {}
         return nx.pagerank(self.networkx, alpha=damping, personalization=known)
 
     @cached_property
     def _names(self) -> _Names:
-        nodes = self._adjacency.nodes
+        nodes = self._nodes
         with collector_paused():
-            return _Names(nodes.values())
+            return _Names(nodes)
 
     def lookup(self, name: str) -> list[GraphNode]:
         """The nodes a user may mean by `name`, sorted by URI (see `GraphView.lookup`).
         Memory items are never among them: a name is not a request's scope, and memory is
         read in that scope by the strategies that search it.
         """
-        nodes, names = self._adjacency.nodes, self._names
+        names = self._names
+        nodes = names.table  # the nodes its names were made from, whatever came since
         name = name.strip()
         if name in nodes:
             found = [name] if nodes[name].kind != MEMORY_KIND else []
@@ -402,11 +438,12 @@ class _Names:
     underscores optional), definitions by qualified name and by last name.
     """
 
-    def __init__(self, nodes: Iterable[NodeRecord]) -> None:
+    def __init__(self, table: Mapping[str, NodeRecord]) -> None:
+        self.table = table
         self.files: defaultdict[str, list[str]] = defaultdict(list)
         self.definitions: defaultdict[str, list[str]] = defaultdict(list)
         self.stems: defaultdict[str, list[str]] = defaultdict(list)
-        for node in nodes:
+        for node in table.values():
             uri, kind, name, path = node.uri, node.kind, node.name, node.path
             if kind in ("repository", "directory", MEMORY_KIND):
                 continue
@@ -456,7 +493,7 @@ def _count(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> GraphStats
     types: Counter[str] = Counter()
     # Containment runs from the repository and the folders, which no file declares edges
     # from, and from each node's parent, which a file may declare too.
-    for _, child, folder in _containment(resolver):
+    for _, child, folder in _containment(resolver.file_root):
         if folder is not None:
             kinds["directory"] += 1
             uris.add(child)

@@ -735,7 +735,7 @@ class EmbeddedStore:
             def keep(stats: GraphStats) -> None:
                 self.remember("graph_stats", json.dumps(asdict(stats)), read_at[0])
 
-            graph = ResolvedGraph(read, known, keep)
+            graph = ResolvedGraph(read, known, keep, read_nodes=self.nodes)
             self._graph = (generation, graph)
             return graph
 
