@@ -90,9 +90,9 @@ class Packed:
     tokens_used: int
 
 
-#: How many of the items next in line have their variants read with those of an item that
-#: needs its fallbacks.
-_READ_AHEAD = 16
+#: How many of the items about next in line have their variants read with those of an
+#: item that needs its fallbacks.
+_READ_AHEAD = 32
 
 
 class _Fallback:
@@ -373,7 +373,9 @@ class Packer:
                 if index not in read and isinstance(variants, RequestVariants):
                     # Fallbacks are needed once room runs short, and then by most of the
                     # items that come next: theirs are read with this one's, in one read.
-                    coming = [entry[3] for entry in heapq.nsmallest(_READ_AHEAD, heap)]
+                    # The heap's first entries: its top levels, near enough to what
+                    # comes next for a read that only saves reads.
+                    coming = [entry[3] for entry in heap[:_READ_AHEAD]]
                     read.update((index, *coming))
                     variants.read_ahead(items[i].fragment.uko_uri for i in (index, *coming))
                 shallower[index] = self._shallower(items[index], variants)
@@ -483,14 +485,21 @@ class Packer:
         """
         for fallback in fallbacks:
             if fallback.option is None and fallback.at_least <= remaining:
-                tokens, exact = self._tokens_within(fallback.block, remaining)
-                if not exact:
-                    fallback.at_least = tokens
-                    continue
-                unit = self._cache.units.get(
-                    (self._tokenizer.name, self._renderer.separator, fallback.block),
-                    partial(Unit, tokens, _splits_before(fallback.block)),
-                )
+                key = (self._tokenizer.name, self._renderer.separator, fallback.block)
+                unit = self._cache.units.peek(key)
+                if unit is None:
+                    # A part counted by an earlier request may rule it out already.
+                    fallback.at_least = self._cache.at_least.peek(key) or 0
+                    if fallback.at_least > remaining:
+                        continue
+                    tokens, exact = self._tokens_within(fallback.block, remaining)
+                    if not exact:
+                        fallback.at_least = tokens
+                        self._cache.at_least.put(key, tokens)
+                        continue
+                    unit = self._cache.units.get(
+                        key, partial(Unit, tokens, _splits_before(fallback.block))
+                    )
                 fallback.option = Selected(item, fallback.fragment, fallback.block, unit)
             if fallback.option is not None and fallback.option.tokens <= remaining:
                 return fallback.option
@@ -503,9 +512,6 @@ class Packer:
         the parts cut where a line starts a new piece (or before a space, see `_cuts`), each
         of them at least 0.
         """
-        known = self._cache.units.peek((self._tokenizer.name, self._renderer.separator, block))
-        if known is not None:
-            return known.tokens, True
         whole = block + self._renderer.separator
         if not self._tokenizer.additive_at_line_starts:
             return self._tokenizer.count(whole), True
