@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import contextpipe
+from contextpipe.backends import RequestVariants
 from contextpipe.budget import AllocationRequest
 from contextpipe.fusion import RankedList, fuse
 from contextpipe.packing import Packer, PackingPolicy
@@ -123,7 +124,8 @@ class Pack500:
     def time_pack_500(self, projects: dict[int, str], layout: str, budget: int) -> None:
         env = self.env
         packer = Packer(env["renderer"], env["tokenizer"], env["policy"])
-        packer.pack(env["fused"], env["request"], env["pipeline"].store.variants)
+        lookup = RequestVariants(env["pipeline"].store, env["request"].filters)
+        packer.pack(env["fused"], env["request"], lookup)
 
 
 class LargeBudget:

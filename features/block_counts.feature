@@ -17,6 +17,21 @@ Feature: The packer counts a block from its text's known count, exactly
       | xml      |
       | messages |
 
+  Scenario Outline: A block is counted from its text's last words, exactly, with <tokenizer>
+    The packer cuts the text before its last space that follows a word: no piece of either
+    encoding spans a character other than whitespace and the space after it.
+
+    Given texts of every awkward shape: indented code, trailing spaces and line breaks, lines starting with "/" or punctuation, one line, empty lines, unicode
+    When the packer counts each as a block of <output> output with <tokenizer>, knowing each text's count
+    Then every count equals the count of the block and its separator, encoded whole
+    And the texts' last words were encoded instead of their whole last line for at least 200 of them
+
+    Examples:
+      | output   | tokenizer   |
+      | markdown | o200k_base  |
+      | markdown | cl100k_base |
+      | messages | cl100k_base |
+
   Scenario: JSON escapes the text, so its blocks are encoded whole, and counted exactly
     Given texts of every awkward shape: indented code, trailing spaces and line breaks, lines starting with "/" or punctuation, one line, empty lines, unicode
     When the packer counts each as a block of json output, knowing each text's count

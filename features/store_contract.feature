@@ -70,6 +70,7 @@ Feature: Every store backend keeps the same promises
     And searching every store for "pool" finds "uko://doc/docs/budget.md#leftovers" first, matching "pool"
     And searching every store for "budget slug" finds its hits best first, each with the terms it matched
     And in every store every node's variants are its depths, deepest first, its full text first
+    And in every store a lookup of many nodes at once gives each node's variants as a lookup of one does
     And every store's fragment lookup counts every variant of every node
     And no store has a variant of "uko://code/app/nowhere.py#ghost"
 
@@ -400,6 +401,11 @@ Feature: Every store backend keeps the same promises
       | s-b     | u-1  | b1, g1, u1 |
       |         |      | g1         |
     And in every store a search for "zebra" within 1 result as session "s-b" finds "b1" or "g1", never hidden memory
+    And in every store the fragment lookups of the memory items see only this memory:
+      | session | user | memory     |
+      | s-a     |      | a1, g1     |
+      | s-b     | u-1  | b1, g1, u1 |
+      |         |      | g1         |
 
   Scenario: Memory is not a file: files and counts leave it out, and indexing again keeps it
     Given every project is indexed

@@ -31,6 +31,13 @@ _LINES = (
     "12345678901234567890",
     "'s contraction's",
     '<tag attr="&amp;">',
+    "a  b, then  c",
+    "don 't stop 's now",
+    "tab\tthen space \t mixed",
+    "1 234 567.89 x",
+    "emoji 😀 here 日本 語",
+    "((x)) y -- z ;",
+    "word.\u00a0nbsp then",
 )
 
 
@@ -71,6 +78,7 @@ class _Recording:
         self._tokenizer = get_tokenizer(name)
         self.name = self._tokenizer.name
         self.additive_at_line_starts = self._tokenizer.additive_at_line_starts
+        self.additive_before_spaces = self._tokenizer.additive_before_spaces
         self.max_token_chars = self._tokenizer.max_token_chars
         self.lengths: list[int] = []
 
@@ -81,8 +89,16 @@ class _Recording:
 
 @when("the packer counts each as a block of {output} output, knowing each text's count")
 def count_blocks(context: Context, output: str) -> None:
-    exact = get_tokenizer("o200k_base")
-    recording = _Recording("o200k_base")
+    count_blocks_with(context, output, "o200k_base")
+
+
+@when(
+    "the packer counts each as a block of {output} output with {tokenizer}, knowing each"
+    " text's count"
+)
+def count_blocks_with(context: Context, output: str, tokenizer: str) -> None:
+    exact = get_tokenizer(tokenizer)
+    recording = _Recording(tokenizer)
     renderer = renderer_for(OutputFormat(output))
     packer = Packer(
         renderer,
@@ -92,6 +108,7 @@ def count_blocks(context: Context, output: str) -> None:
     )
     context.counts = []
     context.by_parts = 0
+    context.by_words = 0
     for number, text in enumerate(context.texts):
         for language in ("", "python"):
             fragment = _fragment(number, text, language)
@@ -101,6 +118,10 @@ def count_blocks(context: Context, output: str) -> None:
             whole = block + renderer.separator
             context.counts.append((whole, unit.tokens, exact.count(whole)))
             context.by_parts += bool(recording.lengths) and max(recording.lengths) < len(text)
+            # Cut at the last line start, the packer would encode that line twice, then the
+            # rest of the block around it.
+            by_line = 2 * len(text.rsplit("\n", 1)[-1]) + len(whole) - len(text)
+            context.by_words += bool(recording.lengths) and sum(recording.lengths) < by_line
 
 
 @then("every count equals the count of the block and its separator, encoded whole")
@@ -112,3 +133,11 @@ def counts_exact(context: Context) -> None:
 @then("the texts' last lines were encoded instead of the whole text for at least {count:d} of them")
 def counted_by_parts(context: Context, count: int) -> None:
     assert context.by_parts >= count, f"only {context.by_parts} blocks were counted by parts"
+
+
+@then(
+    "the texts' last words were encoded instead of their whole last line for at least"
+    " {count:d} of them"
+)
+def counted_by_words(context: Context, count: int) -> None:
+    assert context.by_words >= count, f"only {context.by_words} blocks were counted by words"

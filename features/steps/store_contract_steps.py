@@ -555,6 +555,27 @@ def variants_deepest_first(context: Context) -> None:
     _each(context, "a node's variants come deepest first", check)
 
 
+@then(
+    "in every store a lookup of many nodes at once gives each node's variants as a lookup of"
+    " one does"
+)
+def variants_many_as_one(context: Context) -> None:
+    def check(subject: _Subject) -> None:
+        lookup = _read(subject.store).fragments
+        uris = [fragment.uko_uri for fragment in _full_texts(subject.store)]
+        absent = "uko://doc/nowhere.md#nothing"
+        found = lookup.variants_many([*reversed(uris), absent, uris[0]])
+        assert absent not in found, f"a node the store lacks has variants {found[absent]}"
+        assert sorted(found) == sorted(set(uris)), (
+            f"looked up {sorted(set(uris))}, got {sorted(found)}"
+        )
+        for uri in uris:
+            one = list(lookup.variants(uri))
+            assert list(found[uri]) == one, f"{uri}: {found[uri]} at once, {one} alone"
+
+    _each(context, "many nodes at once are looked up as each alone", check)
+
+
 @then("every store's fragment lookup counts every variant of every node")
 def lookup_counts_variants(context: Context) -> None:
     def check(subject: _Subject) -> None:
@@ -1633,6 +1654,37 @@ def memory_seen(context: Context, query: str) -> None:
                 )
 
     _each(context, "memory reaches only the requests its scope allows", check)
+
+
+@then("in every store the fragment lookups of the memory items see only this memory:")
+def memory_looked_up(context: Context) -> None:
+    rows = [
+        (row["session"] or None, row["user"] or None, _listed(row["memory"]))
+        for row in context.table
+    ]
+
+    def check(subject: _Subject) -> None:
+        lookup = _read(subject.store).fragments
+        uris = [f.uko_uri for f in subject.kept.get("memory", [])]
+        assert uris, "no memory item was kept"
+        for session, user, expected in rows:
+            filters = RequestFilters(session=session, user=user)
+            seen = {
+                "variants": _memory_ids(f for uri in uris for f in lookup.variants(uri, filters)),
+                "variants_many": _memory_ids(
+                    f for found in lookup.variants_many(uris, filters).values() for f in found
+                ),
+            }
+            if session is None and user is None:
+                seen["variants unscoped"] = _memory_ids(
+                    f for uri in uris for f in lookup.variants(uri)
+                )
+            for read_by, ids in seen.items():
+                assert ids == sorted(expected), (
+                    f"{read_by} for session {session!r}, user {user!r} saw {ids}"
+                )
+
+    _each(context, "a lookup returns only memory the request's scope allows", check)
 
 
 @then(

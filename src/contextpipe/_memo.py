@@ -1,5 +1,6 @@
 """Bounded memo tables for values that are pure functions of their keys (token counts,
-text hashes, word bitsets), shared by the threads of a long-running process.
+text hashes, word bitsets), or bounds of them that only get better, shared by the threads
+of a long-running process.
 """
 
 from __future__ import annotations
@@ -36,3 +37,10 @@ class BoundedMemo(Generic[K, V]):
     def peek(self, key: K) -> V | None:
         """The remembered value for `key`, or None: nothing is computed."""
         return self._values.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        """Remember `value` for `key`, replacing what was remembered (a better bound)."""
+        with self._lock:
+            if key not in self._values and len(self._values) >= self._capacity:
+                del self._values[next(iter(self._values))]
+            self._values[key] = value

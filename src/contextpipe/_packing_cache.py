@@ -61,11 +61,13 @@ class WordBits:
 
 class PackingCache:
     """Token counts of rendered blocks (by tokenizer, separator and block) and of short
-    texts (by tokenizer and text), and word bitsets, kept across assemblies.
+    texts (by tokenizer and text), and word bitsets, kept across assemblies; and for blocks
+    only partly counted, the count of the part (a lower bound of the whole).
     """
 
     def __init__(self) -> None:
         self.units = BoundedMemo[tuple[str, str, str], Unit](_UNITS_CAPACITY)
+        self.at_least = BoundedMemo[tuple[str, str, str], int](_UNITS_CAPACITY)
         self.text_tokens = BoundedMemo[tuple[str, str], int](_TEXTS_CAPACITY)
         self._word_bits = WordBits()
 

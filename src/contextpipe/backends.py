@@ -1,15 +1,46 @@
 """What acceptance and packing ask of a store's fragment lookup: the stored depths of a
-node, and which of them a fragment may fall back to.
+node as one request may see them, and which of them a fragment may fall back to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from .models import ContextFragment
+from .models import ContextFragment, RequestFilters
+from .storage import FragmentLookup
 
 #: Every stored depth of a node, deepest first (`FragmentLookup.variants`, or a stand-in).
 VariantLookup = Callable[[str], Sequence[ContextFragment]]
+
+
+class RequestVariants:
+    """A store's fragment lookup as one request sees it: memory its scope does not allow
+    left out, and the nodes read ahead in one batch kept for the rest of the request, so
+    that packing's fallbacks cost one read, not one per node.
+    """
+
+    def __init__(self, lookup: FragmentLookup | None, filters: RequestFilters) -> None:
+        self._lookup = lookup
+        self._filters = filters
+        self._ahead: dict[str, Sequence[ContextFragment]] = {}
+
+    def __call__(self, uko_uri: str) -> Sequence[ContextFragment]:
+        """Every stored depth of one node the request may see, deepest first."""
+        found = self._ahead.get(uko_uri)
+        if found is not None:
+            return found
+        if self._lookup is None:
+            return ()
+        return self._lookup.variants(uko_uri, self._filters)
+
+    def read_ahead(self, uko_uris: Iterable[str]) -> None:
+        """Read these nodes' variants at once, for the calls to come."""
+        wanted = list(dict.fromkeys(uri for uri in uko_uris if uri not in self._ahead))
+        if self._lookup is None or not wanted:
+            return
+        found = self._lookup.variants_many(wanted, self._filters)
+        for uri in wanted:
+            self._ahead[uri] = found.get(uri, ())
 
 
 def stored_shallower(fragment: ContextFragment, variants: VariantLookup) -> list[ContextFragment]:

@@ -29,13 +29,15 @@ the whole output is counted. Counts and word sets are kept across requests
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 from ._dropped import DroppedList
 from ._packing_cache import PackingCache, Unit
-from .backends import VariantLookup, stored_shallower
+from .backends import RequestVariants, VariantLookup, stored_shallower
 from .config import PackingSettings
 from .errors import BudgetError
 from .fusion import FusedItem
@@ -88,8 +90,24 @@ class Packed:
     tokens_used: int
 
 
-def _deepest_fitting(options: Sequence[Selected], remaining: int) -> Selected | None:
-    return next((option for option in options if option.tokens <= remaining), None)
+#: How many of the items about next in line have their variants read with those of an
+#: item that needs its fallbacks.
+_READ_AHEAD = 32
+
+
+class _Fallback:
+    """A shallower depth of an item, rendered. Its cost is counted only as far as packing's
+    decisions need: at the end of a selection most fallbacks are ruled out by their first
+    lines, so the rest of their text is never encoded.
+    """
+
+    __slots__ = ("at_least", "block", "fragment", "option")
+
+    def __init__(self, fragment: ContextFragment, block: str) -> None:
+        self.fragment = fragment
+        self.block = block
+        self.at_least = 0  # a lower bound of its cost while `option` is None
+        self.option: Selected | None = None  # with its exact cost, once counted
 
 
 class _Taken:
@@ -142,9 +160,19 @@ def _splits_before(text: str) -> bool:
     return bool(text) and not text[0].isspace() and text[0] != "/"
 
 
+#: Where a text may be cut into parts counted apart: a line start that begins a new piece
+#: (see `Tokenizer.additive_at_line_starts`), and with `_WORD_CUTS` also a space after a
+#: character other than whitespace (see `Tokenizer.additive_before_spaces`).
+_LINE_CUTS = re.compile(r"(?<=\n)(?=[^\s/])")
+_WORD_CUTS = re.compile(r"(?<=\n)(?=[^\s/])|(?<=\S)(?= )")
+
+#: Characters counted at a time while a block's cost is only compared with the room left.
+_CHUNK = 48
+
+
 def _last_line_start(text: str) -> int:
     """Where the last line of `text` that starts a new piece begins (0: none but the
-    first), so that the text splits there into parts counted apart.
+    first).
     """
     end = len(text)
     while (line_break := text.rfind("\n", 0, end)) >= 0:
@@ -152,6 +180,18 @@ def _last_line_start(text: str) -> int:
         if start < len(text) and not text[start].isspace() and text[start] != "/":
             return start
         end = line_break
+    return 0
+
+
+def _last_space_start(text: str) -> int:
+    """Where the last space of `text` after a character other than whitespace is (0:
+    none).
+    """
+    space = text.rfind(" ")
+    while space > 0:
+        if not text[space - 1].isspace():
+            return space
+        space = text.rfind(" ", 0, space)
     return 0
 
 
@@ -194,10 +234,13 @@ class Packer:
         """The exact count of `block` and the separator after it. When the fragment's text
         is in the block at a line start, its count is known (acceptance counted it), and
         the tokenizer is additive at line starts (see `Tokenizer`), only the short parts
-        around the text's last lines are encoded: block + separator = prefix + head + tail
-        + rest, cut at line starts, and its count is count(prefix) + count(text) -
-        count(tail) + count(tail + rest) (the first and last counted as one when `rest`
-        ends a line and `prefix` starts a piece).
+        around the text's ends are encoded: block + separator = prefix + head + middle +
+        tail + rest, cut at line starts or, when the tokenizer is additive before spaces
+        too, before a space (the text's first and last words then). Its count is
+        count(prefix + head) + count(text) - count(head) - count(tail) + count(tail + rest)
+        (the first and last counted as one when `rest` ends a line and `prefix` starts a
+        piece); `head` is empty unless the text starts with whitespace, as indented code
+        does, which is not cut from the header before it.
         """
         whole = block + self._renderer.separator
         known = None
@@ -205,18 +248,32 @@ class Packer:
             known = self._text_tokens(fragment)
         text = fragment.text if fragment is not None else ""
         start = block.find(text) if known is not None and text else -1
-        if start < 0 or not (start == 0 or block[start - 1] == "\n") or not _splits_before(text):
-            return self._tokenizer.count(whole)
-        cut = _last_line_start(text)
-        if cut == 0:
+        if start < 0 or not (start == 0 or block[start - 1] == "\n"):
             return self._tokenizer.count(whole)
         assert known is not None
+        cuts = self._cuts()
+        if _splits_before(text):
+            head = 0
+        elif found := cuts.search(text):
+            head = found.start()  # indented code: the text's first words go with the header
+        else:
+            return self._tokenizer.count(whole)
+        cut = _last_line_start(text)
+        if cuts is _WORD_CUTS:
+            cut = max(cut, _last_space_start(text))
+        if cut == 0:
+            return self._tokenizer.count(whole)
         count = self._tokenizer.count
-        tail, rest, prefix = text[cut:], whole[start + len(text) :], block[:start]
+        tail, rest, prefix = text[cut:], whole[start + len(text) :], block[: start + head]
+        inner = known - count(text[:head]) if head else known
         if rest.endswith("\n") and _splits_before(prefix):
             # One encoding for both ends: the separator ends a line, the header starts one.
-            return known - count(tail) + count(tail + rest + prefix)
-        return (count(prefix) if prefix else 0) + known - count(tail) + count(tail + rest)
+            return inner - count(tail) + count(tail + rest + prefix)
+        return (count(prefix) if prefix else 0) + inner - count(tail) + count(tail + rest)
+
+    def _cuts(self) -> re.Pattern[str]:
+        """Where texts may be cut into parts counted apart, for this tokenizer."""
+        return _WORD_CUTS if self._tokenizer.additive_before_spaces else _LINE_CUTS
 
     def _option(self, item: FusedItem, fragment: ContextFragment) -> Selected:
         """`item` at the depth of `fragment`, rendered, with its cost."""
@@ -306,12 +363,21 @@ class Packer:
         chosen_bits: list[tuple[int, int, int]] = []  # index, word bitset, word count
         taken = _Taken()
         cheapest = 1 + self._separator_tokens
-        shallower: dict[int, list[Selected]] = {}
+        shallower: dict[int, list[_Fallback]] = {}
         full_depth: dict[int, Selected | None] = {}
+        read: set[int] = set()  # the items whose variants were read ahead
 
-        def fallbacks(index: int) -> list[Selected]:
-            """The item's shallower depths with their costs, deepest first (looked up once)."""
+        def fallbacks(index: int) -> list[_Fallback]:
+            """The item's shallower depths, deepest first (looked up once)."""
             if index not in shallower:
+                if index not in read and isinstance(variants, RequestVariants):
+                    # Fallbacks are needed once room runs short, and then by most of the
+                    # items that come next: theirs are read with this one's, in one read.
+                    # The heap's first entries: its top levels, near enough to what
+                    # comes next for a read that only saves reads.
+                    coming = [entry[3] for entry in heap[:_READ_AHEAD]]
+                    read.update((index, *coming))
+                    variants.read_ahead(items[i].fragment.uko_uri for i in (index, *coming))
                 shallower[index] = self._shallower(items[index], variants)
             return shallower[index]
 
@@ -333,7 +399,10 @@ class Packer:
                 )
             option = full_depth[index]
             fits = option is not None and option.tokens <= remaining
-            if not fits and all(f.tokens > remaining for f in fallbacks(index)):
+            if (
+                not fits
+                and self._deepest_fitting(items[index], fallbacks(index), remaining) is None
+            ):
                 dropped[index] = self._no_fit(option, remaining)
                 continue
             if seen < len(chosen):
@@ -350,7 +419,7 @@ class Packer:
                 if best_other >= 0:
                     most_similar[index] = best_other
                 if fallback is not None and fallback.tokens > remaining:
-                    fallback = _deepest_fitting(fallbacks(index), remaining)
+                    fallback = self._deepest_fitting(items[index], fallbacks(index), remaining)
                 value = self._value(relevance[index], max_similarity[index], fallback)
                 heapq.heappush(heap, (beyond, -value, fragment_id, index, len(chosen), fallback))
                 continue
@@ -363,7 +432,7 @@ class Packer:
                 fallback = option
             elif fallback is None:
                 # Too big in full: a shallower depth competes again, at its lower value.
-                fallback = _deepest_fitting(fallbacks(index), remaining)
+                fallback = self._deepest_fitting(item, fallbacks(index), remaining)
                 if fallback is None:
                     dropped[index] = self._no_fit(option, remaining)
                     continue
@@ -400,13 +469,61 @@ class Packer:
             worth = self._policy.depth_values.get(fallback.fragment.detail_depth, 0.0)
         return (lam * relevance - (1 - lam) * similarity) * worth
 
-    def _shallower(self, item: FusedItem, variants: VariantLookup) -> list[Selected]:
-        """The node's shallower depths worth using, with their costs, deepest first."""
+    def _shallower(self, item: FusedItem, variants: VariantLookup) -> list[_Fallback]:
+        """The node's shallower depths worth using, rendered, deepest first."""
         return [
-            self._option(item, variant)
+            _Fallback(variant, self._renderer.block(variant))
             for variant in stored_shallower(item.fragment, variants)
             if self._policy.depth_values.get(variant.detail_depth, 0.0) > 0.0
         ]
+
+    def _deepest_fitting(
+        self, item: FusedItem, fallbacks: Sequence[_Fallback], remaining: int
+    ) -> Selected | None:
+        """The deepest fallback that fits `remaining`, with its exact cost. Room only
+        shrinks during a selection, so a cost above it rules a fallback out for good.
+        """
+        for fallback in fallbacks:
+            if fallback.option is None and fallback.at_least <= remaining:
+                key = (self._tokenizer.name, self._renderer.separator, fallback.block)
+                unit = self._cache.units.peek(key)
+                if unit is None:
+                    # A part counted by an earlier request may rule it out already.
+                    fallback.at_least = self._cache.at_least.peek(key) or 0
+                    if fallback.at_least > remaining:
+                        continue
+                    tokens, exact = self._tokens_within(fallback.block, remaining)
+                    if not exact:
+                        fallback.at_least = tokens
+                        self._cache.at_least.put(key, tokens)
+                        continue
+                    unit = self._cache.units.get(
+                        key, partial(Unit, tokens, _splits_before(fallback.block))
+                    )
+                fallback.option = Selected(item, fallback.fragment, fallback.block, unit)
+            if fallback.option is not None and fallback.option.tokens <= remaining:
+                return fallback.option
+        return None
+
+    def _tokens_within(self, block: str, limit: int) -> tuple[int, bool]:
+        """The exact count of `block` and the separator after it, and True; or, once its
+        first parts alone cost more than `limit`, their count and False. With a tokenizer
+        additive at line starts (see `Tokenizer`), the count is the sum of the counts of
+        the parts cut where a line starts a new piece (or before a space, see `_cuts`), each
+        of them at least 0.
+        """
+        whole = block + self._renderer.separator
+        if not self._tokenizer.additive_at_line_starts:
+            return self._tokenizer.count(whole), True
+        count, total, start = self._tokenizer.count, 0, 0
+        for found in self._cuts().finditer(whole, _CHUNK):
+            if found.start() - start < _CHUNK:
+                continue
+            total += count(whole[start : found.start()])
+            start = found.start()
+            if total > limit:
+                return total, False
+        return total + count(whole[start:]), True
 
     def _fit(
         self, chosen: list[tuple[int, Selected]], request: ContextRequest, dropped: dict[int, str]

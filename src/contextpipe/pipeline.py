@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ._loops import ThreadLoops
 from ._shared_search import with_shared_text
 from .acceptance import CandidateChecks
-from .backends import VariantLookup
+from .backends import RequestVariants, VariantLookup
 from .budget import check_budget
 from .code_questions import source_first
 from .config import (
@@ -362,7 +362,7 @@ class Pipeline:
         timings["strategies"] = _ms(mark)
 
         mark = time.perf_counter()
-        variants = backends.fragments.variants if backends.fragments else _no_variants
+        variants = RequestVariants(backends.fragments, request.filters)
         finished, ranked, left_out = self._accept(plan.runs, outcomes, request, tokenizer, variants)
         timings["acceptance"] = _ms(mark)
 
@@ -461,7 +461,3 @@ class Pipeline:
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
-
-
-def _no_variants(uko_uri: str) -> Sequence[ContextFragment]:
-    return ()

@@ -210,8 +210,18 @@ class TextHit:
 class FragmentLookup(Protocol):
     """Fragments by node."""
 
-    def variants(self, uko_uri: str) -> Sequence[ContextFragment]:
-        """Every stored depth of one node, deepest first."""
+    def variants(
+        self, uko_uri: str, filters: RequestFilters | None = None
+    ) -> Sequence[ContextFragment]:
+        """Every stored depth of one node, deepest first; none when the node is memory the
+        request of `filters` may not see (None: a request naming no session and no user).
+        """
+        ...
+
+    def variants_many(
+        self, uko_uris: Collection[str], filters: RequestFilters | None = None
+    ) -> Mapping[str, Sequence[ContextFragment]]:
+        """`variants` of several nodes in one read, by URI; a node with none is left out."""
         ...
 
     def count(self) -> int:

@@ -55,6 +55,14 @@ class Tokenizer(Protocol):
         ...
 
     @property
+    def additive_before_spaces(self) -> bool:
+        """Whether `count(a + b) == count(a) + count(b)` whenever `a` ends with a character
+        other than whitespace and `b` starts with a space. It lets the packer encode only a
+        text's last words, not its last line.
+        """
+        ...
+
+    @property
     def max_token_chars(self) -> int | None:
         """The most characters one token can cover, so that a text of `n` characters has at
         least `n / max_token_chars` tokens; None when there is no such bound. It tells that
@@ -195,6 +203,15 @@ class TiktokenTokenizer:
         return True
 
     @property
+    def additive_before_spaces(self) -> bool:
+        # No alternative of either pattern matches a character other than whitespace
+        # followed by a space: letter and number pieces hold no whitespace, punctuation
+        # pieces take a space only before their first character, whitespace pieces hold
+        # whitespace only. So a piece ends there whatever follows, and none of the lookaheads
+        # (`(?!\S)`, `$`) looks past it from before it.
+        return True
+
+    @property
     def max_token_chars(self) -> int | None:
         # A character is at least one byte, so no token covers more characters than bytes.
         return _ENCODINGS[self._name].longest_token
@@ -238,6 +255,10 @@ class ApproximateTokenizer:
 
     @property
     def additive_at_line_starts(self) -> bool:
+        return False  # line breaks count as halves, rounded down over the whole text
+
+    @property
+    def additive_before_spaces(self) -> bool:
         return False  # line breaks count as halves, rounded down over the whole text
 
     @property

@@ -507,6 +507,9 @@ class TextView:
         # The live postings of the terms searched lately: they never change in a view, and
         # a process that answers many requests (a service) asks for the same words again.
         self._cache: OrderedDict[str, tuple[Int, Int] | None] = OrderedDict()
+        # What each of those terms adds to the score of each fragment holding it: fixed in a
+        # view too, so worked out once, not per query.
+        self._contributions: dict[str, Float] = {}
         self._cached_bytes = 0
         self._cache_lock = threading.Lock()
 
@@ -594,7 +597,21 @@ class TextView:
             idf = math.log((self.documents - holders + 0.5) / (holders + 0.5))
             idf = idf if idf > 0 else _MIN_IDF
             found.append(_Term(positions, idf, counts, idf * (_K1 + 1)))
+            self._contribution(term, found[-1])
         return found
+
+    def _contribution(self, term: str, found: _Term) -> None:
+        """Give `found` what `term` adds to each fragment holding it: remembered while the
+        term's postings are, else worked out and remembered.
+        """
+        with self._cache_lock:
+            known = self._contributions.get(term)
+        values = found.values(self._norm, known)
+        if known is None:
+            with self._cache_lock:
+                if term in self._cache and term not in self._contributions:
+                    self._contributions[term] = values
+                    self._cached_bytes += values.nbytes
 
     def _postings(
         self, connection: sqlite3.Connection, terms: Sequence[str]
@@ -618,8 +635,10 @@ class TextView:
                 self._cache[term] = held
                 self._cached_bytes += 0 if held is None else held[0].nbytes + held[1].nbytes
             while self._cached_bytes > _CACHE_BYTES and self._cache:
-                _, held = self._cache.popitem(last=False)
+                term, held = self._cache.popitem(last=False)
                 self._cached_bytes -= 0 if held is None else held[0].nbytes + held[1].nbytes
+                if (values := self._contributions.pop(term, None)) is not None:
+                    self._cached_bytes -= values.nbytes
         return found
 
     def _live(self, term_id: int, snapshot: tuple[Int, Int] | None) -> tuple[Int, Int] | None:
@@ -677,10 +696,14 @@ class _Term:
         np.multiply(frequency, self.idf, out=frequency)
         return frequency
 
-    def values(self, norm: Float) -> Float:
-        """What the term adds to each fragment holding it (worked out once per query)."""
+    def values(self, norm: Float, known: Float | None = None) -> Float:
+        """What the term adds to each fragment holding it (worked out once per query, or
+        `known` already).
+        """
         if self._values is None:
-            self._values = self._scores(self.weights, norm[self.positions])
+            self._values = (
+                known if known is not None else self._scores(self.weights, norm[self.positions])
+            )
         return self._values
 
     def add_to(self, scores: Float, norm: Float) -> None:
@@ -690,12 +713,15 @@ class _Term:
     def at(self, candidates: Int, norm: Float) -> Float:
         """What the term gives each of the candidates (ascending positions)."""
         out = np.zeros(len(candidates), np.float64)
-        if self._values is None and len(candidates) * _LOOKUP_SHARE < len(self.positions):
+        if len(candidates) * _LOOKUP_SHARE < len(self.positions):
             # Few candidates: look each up in the postings.
             where = np.searchsorted(self.positions, candidates)
             np.minimum(where, len(self.positions) - 1, out=where)
             held = self.positions[where] == candidates
-            out[held] = self._scores(self.weights[where[held]], norm[candidates[held]])
+            if self._values is not None:
+                out[held] = self._values[where[held]]
+            else:
+                out[held] = self._scores(self.weights[where[held]], norm[candidates[held]])
             return out
         spread = np.zeros(len(norm), np.float64)
         spread[self.positions] = self.values(norm)

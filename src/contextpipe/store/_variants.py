@@ -2,34 +2,57 @@
 
 Packing asks for the same nodes request after request; the answers stay valid until an
 index run commits, which changes SQLite's `data_version` for every other connection. Each
-thread keeps its own table (readers are per thread), at most `LIMIT` nodes, oldest out.
+thread keeps its own table (readers are per thread), at most `LIMIT` nodes and scopes,
+oldest out. A node's variants are remembered per memory scope (session and user), since
+memory of one session is no answer to another's request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..models import ContextFragment
 
 LIMIT = 4_096
 
+#: The memory scope a read was made for: the request's session and user.
+Scope = tuple[str | None, str | None]
+
+#: Reads the variants of these nodes in one scope, by URI (a node with none left out).
+Read = Callable[[Sequence[str], Scope], dict[str, list[ContextFragment]]]
+
 
 class VariantsMemo:
-    """One thread's variants by node URI, for one `data_version` of its connection."""
+    """One thread's variants by node URI and scope, for one `data_version` of its
+    connection.
+    """
 
     def __init__(self) -> None:
         self._version: object = None
-        self._found: dict[str, list[ContextFragment]] = {}
+        self._found: dict[tuple[str, Scope], list[ContextFragment]] = {}
 
     def get(
-        self, uko_uri: str, version: object, read: Callable[[str], list[ContextFragment]]
-    ) -> list[ContextFragment]:
-        """The node's variants: remembered at this `version`, else `read` and remembered."""
+        self, uko_uris: Sequence[str], scope: Scope, version: object, read: Read
+    ) -> dict[str, list[ContextFragment]]:
+        """The nodes' variants (a node with none left out): those remembered at this
+        `version`, the rest `read` at once and remembered.
+        """
         if version != self._version:
             self._found, self._version = {}, version
-        found = self._found.get(uko_uri)
-        if found is None:
-            if len(self._found) >= LIMIT:
-                del self._found[next(iter(self._found))]
-            found = self._found[uko_uri] = read(uko_uri)
-        return list(found)
+        found: dict[str, list[ContextFragment]] = {}
+        missing: list[str] = []
+        for uri in uko_uris:
+            known = self._found.get((uri, scope))
+            if known is None:
+                missing.append(uri)
+            elif known:
+                found[uri] = list(known)
+        if missing:
+            fresh = read(missing, scope)
+            for uri in missing:
+                if len(self._found) >= LIMIT:
+                    del self._found[next(iter(self._found))]
+                variants = self._found[(uri, scope)] = fresh.get(uri, [])
+                if variants:
+                    found[uri] = list(variants)
+        return found

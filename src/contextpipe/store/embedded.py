@@ -51,7 +51,7 @@ from ..storage import (
 from ..text import identifier_words, matched_terms, query_terms
 from . import _vectors
 from ._health import file_damage, inspect, is_damage
-from ._rows import FRAGMENT_COLUMNS, as_fragment, filter_sql, utc
+from ._rows import FRAGMENT_COLUMNS, HIDDEN_MEMORY, as_fragment, filter_sql, utc
 from ._scope import ScopedVectors, hidden
 from ._sessions import EmbeddedSessions
 from ._text_layout import TEXT_META, TEXT_SCHEMA, TEXT_TABLES, TOKENIZE
@@ -491,20 +491,39 @@ class EmbeddedStore:
         """How many fragments (all depths) the store holds."""
         return int(self._query("SELECT count(*) FROM fragments")[0][0])
 
-    def variants(self, uko_uri: str) -> list[ContextFragment]:
-        """Every stored depth of one node, deepest first."""
+    def variants(
+        self, uko_uri: str, filters: RequestFilters | None = None
+    ) -> list[ContextFragment]:
+        """Every stored depth of one node, deepest first; none when the node is memory the
+        request of `filters` may not see (None: a request naming no session and no user).
+        """
+        return self.variants_many((uko_uri,), filters).get(uko_uri, [])
+
+    def variants_many(
+        self, uko_uris: Collection[str], filters: RequestFilters | None = None
+    ) -> dict[str, list[ContextFragment]]:
+        """`variants` of several nodes in one read, by URI; a node with none is left out."""
         memo: VariantsMemo | None = getattr(self._local, "variants", None)
         if memo is None:
             memo = self._local.variants = VariantsMemo()
         version = self._query("PRAGMA data_version")[0][0]
-        return memo.get(uko_uri, version, self._read_variants)
+        scope = (filters.session, filters.user) if filters is not None else (None, None)
+        return memo.get(list(uko_uris), scope, version, self._read_variants)
 
-    def _read_variants(self, uko_uri: str) -> list[ContextFragment]:
+    def _read_variants(
+        self, uko_uris: Sequence[str], scope: tuple[str | None, str | None]
+    ) -> dict[str, list[ContextFragment]]:
         rows = self._query(
-            f"SELECT {FRAGMENT_COLUMNS} FROM fragments WHERE uri = ? ORDER BY depth DESC",
-            (uko_uri,),
+            f"SELECT {FRAGMENT_COLUMNS} FROM fragments"
+            " WHERE uri IN (SELECT value FROM json_each(?))"
+            f" AND path NOT IN ({HIDDEN_MEMORY}) ORDER BY uri, depth DESC",
+            (json.dumps(list(uko_uris)), *scope),
         )
-        return [as_fragment(row) for row in rows]
+        found: dict[str, list[ContextFragment]] = {}
+        for row in rows:
+            fragment = as_fragment(row)
+            found.setdefault(fragment.uko_uri, []).append(fragment)
+        return found
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
         """BM25-ranked full-text fragments matching any query term, best first, ties by id.
