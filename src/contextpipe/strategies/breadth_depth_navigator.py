@@ -11,7 +11,8 @@ Rules, in order:
    then the text index: its best hits, and each file weighed by the evidence of all its
    hits (`file_evidence`: the best hit in full, the next ones less and less), so that a
    file many hits point at counts even when no single hit is first. Focus items that
-   resolve to nothing are named in every candidate's reason; nothing is raised.
+   resolve to nothing are named in the strategy's report ("unknown focus: X, Y", a
+   `Retrieved` note); nothing is raised.
 2. **Breadth.** From the focus, every node within `max_hops` edges (either direction,
    repository and folder nodes left out, at most `max_neighbours` edges per node, the
    heaviest first) is reached by its best path: `reach = seed weight x product of the
@@ -60,6 +61,7 @@ from contextpipe import (
     ContextStrategy,
     GraphNode,
     GraphView,
+    Retrieved,
     Settings,
     code_mentions,
     hookimpl,
@@ -235,15 +237,16 @@ class BreadthDepthNavigator:
             return 0.5
         return 0.0
 
-    def retrieve(
-        self, request: ContextRequest, backends: Backends, budget: int
-    ) -> Sequence[Candidate]:
+    def retrieve(self, request: ContextRequest, backends: Backends, budget: int) -> Retrieved:
         graph = backends.graph
         if graph is None:
-            return []
+            return Retrieved([])
         started = time.perf_counter()
         prefer_source = request.prefer_source or self.options.prefer_source
         seeds, unknown = _focus_seeds(graph, request.focus)
+        # The report says what the user asked for that names nothing, once, even when
+        # nothing else is found.
+        report = f"unknown focus: {', '.join(unknown)}" if unknown else ""
         if not seeds:
             seeds = _query_seeds(graph, request, backends, self.options)
         if prefer_source:
@@ -253,7 +256,7 @@ class BreadthDepthNavigator:
                     seed.weight *= self.options.non_source_factor
         seeds = {uri: seed for uri, seed in seeds.items() if seed.weight > 0}
         if not seeds:
-            return []
+            return Retrieved([], report)
         deadline = started + self.options.time_limit_ms / 1000
         walk = _breadth(graph, seeds, self.options, deadline)
         wanted = _REACH * budget
@@ -261,12 +264,10 @@ class BreadthDepthNavigator:
             _depth(graph, walk, self.options, deadline, wanted, backends)
         scores = _scores(walk, seeds, self.options)
         note = ""
-        if unknown:
-            note += f"; focus not found: {', '.join(unknown)}"
         if walk.stopped:
             elapsed = round((time.perf_counter() - started) * 1000)
             note += f"; walk stopped at its time limit after {elapsed} ms"
-        return _candidates(walk, scores, backends, wanted, note)
+        return Retrieved(_candidates(walk, scores, backends, wanted, note), report)
 
     def explain(self) -> str:
         return (
