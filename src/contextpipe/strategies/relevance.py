@@ -85,7 +85,7 @@ class RelevanceOptions(BaseModel):
         default=0.05, ge=0.0, description="Added times the share of query terms in the path."
     )
     follow_ups: int = Field(
-        default=0,
+        default=2,
         ge=0,
         le=10,
         description="Turns said right after each of the best memory hits (the reply, the"
@@ -100,7 +100,7 @@ class RelevanceOptions(BaseModel):
         description="A turn follows a hit when said within this many seconds after it.",
     )
     follow_named_speaker: bool = Field(
-        default=False,
+        default=True,
         description="When the query names a speaker, only turns that speaker said follow a hit.",
     )
     speaker_bonus: float = Field(
