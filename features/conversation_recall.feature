@@ -93,3 +93,15 @@ Feature: Finding the turns of a conversation that answer a question
       | false | What did Anna ask about a fantasy novel for flights? | t2, t3    |
       | true  | What did Anna ask about a fantasy novel for flights? | none      |
       | true  | Which fantasy novel for the flight?                  | t2, t3    |
+
+  Scenario Outline: Short turns that cannot fill relevance's allocation draw a larger pool
+    Given the setting "strategies.relevance.options.max_pool_size" is <most>
+    And a conversation of 160 short turns about tea imported for the user "tea"
+    And the vectors are computed
+    When I ask for "tea" within 4000 tokens as user "tea" using only the strategy "relevance"
+    Then relevance proposed <how many> 100 candidates
+
+    Examples:
+      | most | how many     |
+      | 50   | at most      |
+      | 300  | more than    |

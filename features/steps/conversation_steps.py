@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from behave import then, when
+import json
+
+from behave import given, step, then, when
 from behave.runner import Context
-from testkit import assemble, pipeline, result
+from testkit import assemble, pipeline, report, result
 
 from contextpipe import ResultFragment, StrategySelection
 
@@ -78,7 +80,7 @@ def first_said_by(context: Context, speaker: str) -> None:
     assert first.startswith(f"{speaker}: "), first
 
 
-@when("the vectors are computed")
+@step("the vectors are computed")
 def vectors_computed(context: Context) -> None:
     pipeline(context).embed()
 
@@ -93,3 +95,27 @@ def turns_following(context: Context, turn: str, turns: str) -> None:
     ]
     expected = [] if turns == "none" else [t.strip() for t in turns.split(",")]
     assert following == expected, following
+
+
+_FLAVOURS = ("green", "black", "mint", "jasmine", "smoky", "sweet", "bitter", "cold")
+
+
+@given('a conversation of {count:d} short turns about tea imported for the user "{user}"')
+def tea_conversation(context: Context, count: int, user: str) -> None:
+    turns = [
+        {
+            "id": f"t{number}",
+            "speaker": "Ann" if number % 2 else "Ben",
+            "time": f"2024-05-{1 + number // 60:02d}T{8 + number % 60 // 6:02d}:0{number % 6}:00",
+            "text": f"Cup {number} of {_FLAVOURS[number % len(_FLAVOURS)]} tea, brew {number}.",
+        }
+        for number in range(count)
+    ]
+    (context.project / "tea.json").write_text(json.dumps(turns), encoding="utf-8")
+    pipeline(context).import_conversation(context.project / "tea.json", user=user)
+
+
+@then("relevance proposed {how} {count:d} candidates")
+def relevance_proposed(context: Context, how: str, count: int) -> None:
+    proposed = report(context, "relevance").proposed
+    assert (proposed <= count) if how == "at most" else (proposed > count), proposed

@@ -3,7 +3,10 @@
 Rules, in order:
 
 1. The pool is the best `pool_size` text-search hits and the `pool_size` nearest vector
-   hits, each fragment once.
+   hits, each fragment once. When those text hits hold fewer tokens than twice the
+   strategy's allocation (short fragments, such as the turns of a conversation), both
+   indexes are asked once more, for as many hits as the first ones suggest are needed (at
+   least twice as many), at most `max_pool_size`.
 2. Every pooled fragment gets both raw scores: its BM25 score (0 when text search did not
    return it: it matched too few query terms to be among the best) and its cosine
    similarity to the query (0 when it has no vector yet).
@@ -28,6 +31,7 @@ Rules, in order:
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,6 +71,13 @@ class RelevanceOptions(BaseModel):
 
     pool_size: int = Field(
         default=50, ge=1, le=2000, description="Hits drawn from each index (1-2000)."
+    )
+    max_pool_size: int = Field(
+        default=300,
+        ge=1,
+        le=2000,
+        description="Hits drawn from each index at most, when pool_size hits hold fewer"
+        " tokens than twice the allocation (short fragments such as memory turns).",
     )
     normalise: Literal["minmax", "zscore"] = Field(
         default="minmax",
@@ -179,14 +190,26 @@ class RelevanceStrategy:
         if text is None or vectors is None:
             return []
         options, query = self.options, request.query
-        pool: dict[str, _Pooled] = {}
+        wanted = _REACH * budget
         # Vectors first: semantic-embedding, which starts a moment later, asks for fewer
         # nearest hits and takes them from this search (the searches of a request are
         # shared), and by the time this asks the text index simple-keyword has asked it.
-        for hit in vectors.nearest(query, options.pool_size, request.filters):
+        size = options.pool_size
+        nearest = vectors.nearest(query, size, request.filters)
+        found = text.search(query, size, request.filters)
+        held = sum({hit.fragment.content_hash: hit.fragment.token_count for hit in found}.values())
+        if len(found) == size < options.max_pool_size and held < wanted:
+            # Rule 1: short fragments (memory turns) cannot fill the allocation from this
+            # pool; ask once more, for as many as the first hits suggest are needed.
+            per_hit = max(1.0, held / size)
+            size = min(options.max_pool_size, max(2 * size, math.ceil(1.25 * wanted / per_hit)))
+            nearest = vectors.nearest(query, size, request.filters)
+            found = text.search(query, size, request.filters)
+        pool: dict[str, _Pooled] = {}
+        for hit in nearest:
             pool.setdefault(hit.fragment.id, _Pooled(hit.fragment)).cosine = hit.similarity
         unscored: list[ContextFragment] = []
-        for hit in text.search(query, options.pool_size, request.filters):
+        for hit in found:
             pooled = pool.get(hit.fragment.id)
             if pooled is None:
                 pooled = pool[hit.fragment.id] = _Pooled(hit.fragment)
@@ -217,7 +240,7 @@ class RelevanceStrategy:
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
         # Candidates (and their reasons) are made only for what is proposed.
         note = vectors.coverage().remark()
-        wanted, held = _REACH * budget, 0
+        held = 0
         candidates: list[Candidate] = []
         proposed: set[str] = set()
         for place, (score, _, item, lex, sem, title, path) in enumerate(scored):
@@ -264,7 +287,7 @@ class RelevanceStrategy:
             "them with weights and adds bonuses for query terms in titles and paths and for "
             "memory said by a speaker the query names; the best memory hits bring the turns "
             "said right after them. Needs text search and vectors. Options: pool_size, "
-            "normalise, lexical_weight, semantic_weight, title_bonus, path_bonus, "
+            "max_pool_size, normalise, lexical_weight, semantic_weight, title_bonus, path_bonus, "
             "speaker_bonus, follow_ups, follow_up_hits, follow_up_seconds, follow_named_speaker."
         )
 
