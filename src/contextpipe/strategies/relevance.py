@@ -6,7 +6,7 @@ Rules, in order:
    hits, each fragment once. When those text hits hold fewer tokens than twice the
    strategy's allocation (short fragments, such as the turns of a conversation), both
    indexes are asked once more, for as many hits as the first ones suggest are needed (at
-   least twice as many), at most `max_pool_size`.
+   least twice as many), at most `max_pool_size` (at `pool_size`, the default, never).
 2. Every pooled fragment gets both raw scores: its BM25 score (0 when text search did not
    return it: it matched too few query terms to be among the best) and its cosine
    similarity to the query (0 when it has no vector yet).
@@ -73,11 +73,12 @@ class RelevanceOptions(BaseModel):
         default=50, ge=1, le=2000, description="Hits drawn from each index (1-2000)."
     )
     max_pool_size: int = Field(
-        default=300,
+        default=50,
         ge=1,
         le=2000,
         description="Hits drawn from each index at most, when pool_size hits hold fewer"
-        " tokens than twice the allocation (short fragments such as memory turns).",
+        " tokens than twice the allocation (short fragments such as memory turns); at"
+        " pool_size or below, the pool never grows.",
     )
     normalise: Literal["minmax", "zscore"] = Field(
         default="minmax",
