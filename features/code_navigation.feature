@@ -97,11 +97,14 @@ Feature: Finding code from what a request points at, by the structure of the cod
       | 1.0   | shop/checkout.py#checkout | shop/pricing.py          |
       | 0.1   | shop/pricing.py          | shop/checkout.py#checkout |
 
-  Scenario: A focus the graph does not know is named in the reasons, never raised
-    When I ask for "what does this do?" within 2000 tokens focused on "NoSuchThing, apply_discount" using only the navigator
-    Then the report of "breadth-depth-navigator" says ok
+  Scenario: A focus the graph does not know is named in the report, never raised
+    When I ask for "what does this do?" within 2000 tokens focused on "NoSuchThing, apply_discount, Nowhere" using only the navigator
+    Then the report of "breadth-depth-navigator" says ok with a reason mentioning "unknown focus: NoSuchThing, Nowhere"
     And the context holds "shop/pricing.py#apply_discount" at depth 9
-    And the reason of "shop/pricing.py#apply_discount" mentions "focus not found: NoSuchThing"
+
+  Scenario: A focus that names nothing at all is still reported
+    When I ask for "what does this do?" within 2000 tokens focused on "NoSuchThing" using only the navigator
+    Then the report of "breadth-depth-navigator" says ok with a reason mentioning "unknown focus: NoSuchThing"
 
   Scenario: A focus at path:line starts from the definition holding that line
     When I ask for "what does this do?" within 2000 tokens focused on "shop/pricing.py:6" using only the navigator

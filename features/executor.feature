@@ -142,6 +142,26 @@ Feature: Running strategies under deadlines, each in isolation
       | a string                                    | returned str, expected a list of Candidate                                                                   |
       | None                                        | returned NoneType, expected a list of Candidate                                                              |
 
+  Scenario: A strategy tells the user something in its report with a note
+    Given a strategy "noted" that proposes, with the note "unknown focus: NoSuchThing" for its report:
+      | fragment | path       | lines | text                              |
+      | tokens   | tokens.md  | 1-2   | Tokens are counted exactly.       |
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "noted" says ok with a reason mentioning "unknown focus: NoSuchThing"
+    And the context holds the fragment "tokens"
+    And the report of "steady" says ok
+
+  Scenario: A long note is cut to one short line, so that no plugin floods the report
+    Given a strategy "chatty" that returns no candidates and a note of 5000 characters
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "chatty" says ok with a reason of 200 characters ending in "…"
+
+  Scenario: The candidates that come with a note are checked like any list
+    Given a strategy "sloppy" that returns a note with a string for candidates
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "sloppy" says error with a reason mentioning "returned str, expected a list of Candidate"
+    And the context holds the fragment "split"
+
   Scenario: What a strategy proposes beyond its allocation only fills the room left over
     Given a strategy "greedy" that proposes 6 fragments of about 100 tokens each
     When I ask for "how is the budget split?" within 400 tokens

@@ -47,6 +47,17 @@ A Conversation Is Imported As A User's Memory, One Fragment Per Turn With Its Id
     ${other}=    Memory Texts Of A Query    greyhound Pixel walks    --user    bob
     Should Be Empty    ${other}
 
+An Imported Answer Is Found By The Words Of The Question Before It, And Shown As Said
+    ${turns}=    Catenate
+    ...    [{"id": "q", "speaker": "Cat", "time": "2024-06-01T09:00", "text": "Which ferry goes to the lighthouse island?"},
+    ...    {"id": "a", "speaker": "Dev", "time": "2024-06-01T09:01", "text": "The blue one at seven, from pier four."}]
+    Create File    ${PROJECT}/ferry.json    ${turns}
+    Run contextpipe    import    ferry.json    --user    cat
+    ${context}=    Query As JSON    lighthouse island ferry    1000    --user    cat
+    ...    --strategy    simple-keyword
+    ${texts}=    Evaluate    [f["text"] for f in $context["fragments"] if f["source"]["kind"] == "memory"]
+    Should Contain    ${texts}    [2024-06-01 09:01] Dev: The blue one at seven, from pier four.
+
 A Conversation File With A Mistake Stops With One Line Naming The Turn And Key
     Create File    ${PROJECT}/bad.json    [{"id": "D1:1", "speaker": "Ann", "time": "yesterday", "text": "hi"}]
     ${error}=    Run contextpipe And Expect Failure    import    bad.json    --session    s

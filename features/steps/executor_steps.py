@@ -96,3 +96,14 @@ def ask_with_weight(context: Context, query: str, budget: int, name: str, weight
 def elapsed_at_least(context: Context, name: str, milliseconds: int) -> None:
     strategy_report = report(context, name)
     assert strategy_report.elapsed_ms >= milliseconds, strategy_report
+
+
+@then(
+    'the report of "{name}" says {status:Status} with a reason of {length:d} characters'
+    ' ending in "{end}"'
+)
+def report_reason_cut(context: Context, name: str, status: str, length: int, end: str) -> None:
+    strategy_report = report(context, name)
+    assert strategy_report.status == status, strategy_report
+    reason = strategy_report.reason
+    assert len(reason) == length and reason.endswith(end), f"reason is {reason!r}"

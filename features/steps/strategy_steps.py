@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import cast
 
 from behave import given, then
 from behave.runner import Context
@@ -20,7 +21,7 @@ from testkit import (
     result,
 )
 
-from contextpipe import ContextRequest, get_tokenizer
+from contextpipe import Candidate, ContextRequest, Retrieved, get_tokenizer
 
 
 def _add(context: Context, strategy: ScriptedStrategy | SlowAsyncStrategy) -> None:
@@ -47,6 +48,28 @@ def strategy_of_quality(context: Context, name: str, quality: float) -> None:
 def strategy_with_confidence(context: Context, name: str, confidence: float) -> None:
     strategy = ScriptedStrategy(name, propose(fragments_from_table(context)), confidence=confidence)
     _add(context, strategy)
+
+
+@given('a strategy "{name}" that proposes, with the note "{note}" for its report:')
+def strategy_with_note(context: Context, name: str, note: str) -> None:
+    proposing = propose(fragments_from_table(context))
+
+    def behaviour(request: ContextRequest, budget: int) -> Retrieved:
+        return Retrieved(proposing(request, budget), note)
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('a strategy "{name}" that returns no candidates and a note of {length:d} characters')
+def strategy_with_long_note(context: Context, name: str, length: int) -> None:
+    note = ("unknown focus: " + "x" * length)[:length]
+    _add(context, ScriptedStrategy(name, lambda request, budget: Retrieved([], note)))
+
+
+@given('a strategy "{name}" that returns a note with {output} for candidates')
+def strategy_with_note_and_malformed(context: Context, name: str, output: str) -> None:
+    raw = cast("list[Candidate]", _MALFORMED[output])  # wrong on purpose: the contract is checked
+    _add(context, ScriptedStrategy(name, lambda request, budget: Retrieved(raw, "fine")))
 
 
 @given('a strategy "{name}" that raises {error} "{message}"')

@@ -80,7 +80,7 @@ if TYPE_CHECKING:
         VectorSearch,
         VectorWriter,
     )
-    from .strategy import ContextStrategy
+    from .strategy import ContextStrategy, Retrieved
     from .text import (
         CodeLocation,
         CodeMentions,
@@ -165,7 +165,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "VectorSearch",
         "VectorWriter",
     ),
-    "strategy": ("ContextStrategy",),
+    "strategy": ("ContextStrategy", "Retrieved"),
     "text": (
         "CodeLocation",
         "CodeMentions",
@@ -245,6 +245,7 @@ __all__ = [
     "RequestFilters",
     "ResultFragment",
     "RetrievalMemo",
+    "Retrieved",
     "SessionTiers",
     "Settings",
     "SkipReason",

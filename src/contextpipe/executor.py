@@ -34,7 +34,7 @@ from .errors import validation_problem
 from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
 from .storage import Backends
-from .strategy import ContextStrategy
+from .strategy import NOTE_LIMIT, ContextStrategy, Retrieved
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,10 @@ def _can_handle_window_ms(deadline_ms: int) -> int:
     return max(floor, round(deadline_ms * CAN_HANDLE_SHARE))
 
 
+#: A strategy's answer, checked to be a list of candidates, and its note for the report.
+_Accepted = tuple[list[Candidate], str]
+
+
 class _ContractError(Exception):
     """The strategy returned something the contract does not allow."""
 
@@ -135,8 +139,18 @@ def _described(exc: BaseException) -> str:
         return f"{type(exc).__name__} (its message could not be read)"
 
 
+def _answer_of(raw: object) -> _Accepted:
+    """A strategy's output as candidates and its note for the report (see `Retrieved`)."""
+    if isinstance(raw, Retrieved):
+        note = " ".join(str(raw.note).split())
+        if len(note) > NOTE_LIMIT:
+            note = note[: NOTE_LIMIT - 1] + "…"
+        return _candidates(raw.candidates), note
+    return _candidates(raw), ""
+
+
 def _candidates(raw: object) -> list[Candidate]:
-    """A strategy's output as candidates; anything else breaks the contract."""
+    """A strategy's candidates; anything else breaks the contract."""
     if not isinstance(raw, list | tuple):
         raise _ContractError(
             f"retrieve() returned {type(raw).__name__}, expected a list of Candidate"
@@ -175,10 +189,6 @@ def _discard_outcome(future: asyncio.Future[object]) -> None:
         future.exception()  # retrieved, so that asyncio does not report it as lost
 
 
-#: A strategy's answer, checked to be a list of candidates.
-_Accepted = list[Candidate]
-
-
 class _Call:
     """One strategy's `retrieve` for one request and the check of what it returned, where
     they run: on a worker, or on the strategy's own loop. Both run within the deadline;
@@ -198,7 +208,7 @@ class _Call:
 
     def _check(self, raw: object) -> _Accepted:
         self.answered = True
-        return _candidates(raw)
+        return _answer_of(raw)
 
     def plain(self) -> _Accepted:
         try:
@@ -383,14 +393,14 @@ class StrategyExecutor:
 
         seconds = max(0.0, min(deadline_ms / 1000, plan.request_ends - started))
         try:
-            candidates = cast(list[Candidate], await _within(pending, seconds))
+            candidates, note = cast(_Accepted, await _within(pending, seconds))
         except TimeoutError:
             return outcome("timeout", self._late(call, deadline_ms))
         except (_ContractError, _PluginError) as exc:  # their message is ours
             return outcome("error", str(exc))
         except Exception as exc:  # never raised: its loop closed under it, say
             return outcome("error", _described(exc))
-        return outcome("ok", "", len(candidates), candidates)
+        return outcome("ok", note, len(candidates), candidates)
 
     def _late(self, call: _Call, deadline_ms: int) -> str:
         """Why a strategy timed out, as far as can be told."""

@@ -244,7 +244,8 @@ class Pipeline:
         """
         from .ingest.memory import remember_items
 
-        return remember_items(self.store, self.tokenizer, items)
+        neighbours = self.settings.memory.searched_neighbours
+        return remember_items(self.store, self.tokenizer, items, neighbours)
 
     def import_conversation(
         self, path: str | Path, *, session: str | None = None, user: str | None = None

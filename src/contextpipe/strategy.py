@@ -3,10 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from .models import Candidate, ContextRequest
 from .storage import Backends
+
+#: The longest note a report keeps of a strategy's `Retrieved.note` (characters).
+NOTE_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """What `retrieve` may return instead of a bare list of candidates: the candidates,
+    best first, and a short note for the strategy's report, for what a user should know
+    about the run that no candidate's reason can say (a focus that names nothing, a
+    fallback taken). The note becomes the reason of an `ok` report, one line of at most
+    `NOTE_LIMIT` characters (longer notes are cut); the candidates are checked like a
+    bare list.
+    """
+
+    candidates: Sequence[Candidate]
+    note: str = ""
 
 
 @runtime_checkable
@@ -40,8 +58,10 @@ class ContextStrategy(Protocol):
 
     def retrieve(
         self, request: ContextRequest, backends: Backends, budget: int
-    ) -> Sequence[Candidate] | Awaitable[Sequence[Candidate]]:
-        """Candidates, best first, whose full-text tokens fit in `budget`."""
+    ) -> Sequence[Candidate] | Retrieved | Awaitable[Sequence[Candidate] | Retrieved]:
+        """Candidates, best first, whose full-text tokens fit in `budget`; or a
+        `Retrieved`, the candidates with a note for the report.
+        """
         ...
 
     def explain(self) -> str:

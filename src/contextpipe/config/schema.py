@@ -9,7 +9,7 @@ strategy's model (`strategy_options`).
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -247,6 +247,10 @@ class StrategySettings(BaseModel):
     )
 
 
+#: What a memory item is searched by besides itself (see `ingest/memory.py`, rule 5).
+SearchedNeighbours = Literal["none", "previous", "both"]
+
+
 class MemorySettings(BaseModel):
     """Memory items, pinned items and each session's log of what it was given."""
 
@@ -263,6 +267,12 @@ class MemorySettings(BaseModel):
         le=10_000,
         description="Assemblies of each session whose delivered items the store remembers"
         " (the tiered strategy's warm tier); 0 keeps none.",
+    )
+    searched_neighbours: SearchedNeighbours = Field(
+        default="previous",
+        description="Each remembered turn is also searched (not shown) by the words of the"
+        ' turn said before it ("previous": an answer is found by its question), of both'
+        ' neighbours ("both"), or by its own alone ("none"); turns remembered together only.',
     )
 
 

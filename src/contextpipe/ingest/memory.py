@@ -17,6 +17,12 @@ Rules:
 4. A conversation file is a JSON list of turns, each an object with the strings `id`,
    `speaker`, `time` (ISO 8601; without a zone, UTC) and `text`; each turn becomes one item
    that keeps its id. Every mistake is one line naming the file, the turn and the key.
+5. Searched, not shown: with `[memory] searched_neighbours = "previous"` an item is also
+   searched by the text of the item said just before it in the same conversation (scope
+   and owner) among the items remembered together (a conversation import, `remember_all`),
+   so that an answer is found by the words of the question it answers; "both" adds the
+   item said just after it; "none" searches the item alone. Its fragment, and its
+   vector, stay the item's own text; a single `remember` has no neighbours.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from pathlib import Path
 from typing import cast
 from urllib.parse import quote
 
+from ..config.schema import SearchedNeighbours
 from ..errors import ContextpipeError
 from ..models import ContextFragment, SourceRef, content_hash, fragment_id
 from ..storage import MEMORY_KIND, MemoryItem, MemoryScope, NewFragment, NodeRecord, Store
@@ -91,8 +98,17 @@ def rendered(item: MemoryItem) -> str:
     return f"[{stamp}] {said}"
 
 
-def remember_items(store: Store, tokenizer: Tokenizer, items: Iterable[MemoryItem]) -> int:
-    """Write the items in one write session (all or none); returns how many."""
+def remember_items(
+    store: Store,
+    tokenizer: Tokenizer,
+    items: Iterable[MemoryItem],
+    neighbours: SearchedNeighbours = "none",
+) -> int:
+    """Write the items in one write session (all or none); returns how many. Each is
+    searched with the neighbours `neighbours` names (rule 5).
+    """
+    items = list(items)
+    context = _neighbours_said(items, neighbours)
     count = 0
     with store.writer() as writer:
         for item in items:
@@ -117,13 +133,38 @@ def remember_items(store: Store, tokenizer: Tokenizer, items: Iterable[MemoryIte
                 metadata={"tokenizer": tokenizer.name},
             )
             said = f"{item.speaker}: {item.text}" if item.speaker else item.text
+            searched = f"{said}\n{context[item]}" if item in context else said
             writer.add_memory(
                 item,
-                NewFragment(fragment, item.speaker or MEMORY_KIND, "text", said),
+                NewFragment(fragment, item.speaker or MEMORY_KIND, "text", searched),
                 NodeRecord(uri, MEMORY_KIND, f"memory {item.id}", path, 1, lines, uri),
             )
             count += 1
     return count
+
+
+def _neighbours_said(
+    items: Sequence[MemoryItem], neighbours: SearchedNeighbours
+) -> dict[MemoryItem, str]:
+    """What each item is searched with besides itself (rule 5): the text of the item said
+    before it and, for "both", of the one said after it, in the same conversation (scope
+    and owner) among `items`, in order of time, ties by id.
+    """
+    if neighbours == "none":
+        return {}
+    conversations: dict[tuple[MemoryScope, str], list[MemoryItem]] = {}
+    for item in items:
+        conversations.setdefault((item.scope, item.owner), []).append(item)
+    context: dict[MemoryItem, str] = {}
+    for turns in conversations.values():
+        turns.sort(key=lambda turn: (turn.at, turn.id))
+        for place, item in enumerate(turns):
+            near = turns[max(0, place - 1) : place]
+            if neighbours == "both":
+                near += turns[place + 1 : place + 2]
+            if near:
+                context[item] = "\n".join(turn.text for turn in near)
+    return context
 
 
 def read_conversation(path: Path, scope: MemoryScope, owner: str) -> list[MemoryItem]:

@@ -11,7 +11,8 @@ Rules, in order:
    then the text index: its best hits, and each file weighed by the evidence of all its
    hits (`file_evidence`: the best hit in full, the next ones less and less), so that a
    file many hits point at counts even when no single hit is first. Focus items that
-   resolve to nothing are named in every candidate's reason; nothing is raised.
+   resolve to nothing are named in the strategy's report ("unknown focus: X, Y", a
+   `Retrieved` note); nothing is raised.
 2. **Breadth.** From the focus, every node within `max_hops` edges (either direction,
    repository and folder nodes left out, at most `max_neighbours` edges per node, the
    heaviest first) is reached by its best path: `reach = seed weight x product of the
@@ -46,7 +47,7 @@ Each reason names the path that reached the node: "calls ← BudgetAllocator.all
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,7 @@ from contextpipe import (
     ContextStrategy,
     GraphNode,
     GraphView,
+    Retrieved,
     Settings,
     code_mentions,
     hookimpl,
@@ -74,6 +76,8 @@ if TYPE_CHECKING:
 NAME = "breadth-depth-navigator"
 
 #: A list holding this many times the allocation is all the pipeline reads (acceptance).
+#: A node's stored texts, deepest first, in the request's scope.
+_Variants = Callable[[str], "Sequence[ContextFragment]"]
 _REACH = 2
 _AT_LEAST = 20
 #: Nodes that connect everything and hold no text of their own.
@@ -235,15 +239,16 @@ class BreadthDepthNavigator:
             return 0.5
         return 0.0
 
-    def retrieve(
-        self, request: ContextRequest, backends: Backends, budget: int
-    ) -> Sequence[Candidate]:
+    def retrieve(self, request: ContextRequest, backends: Backends, budget: int) -> Retrieved:
         graph = backends.graph
         if graph is None:
-            return []
+            return Retrieved([])
         started = time.perf_counter()
         prefer_source = request.prefer_source or self.options.prefer_source
         seeds, unknown = _focus_seeds(graph, request.focus)
+        # The report says what the user asked for that names nothing, once, even when
+        # nothing else is found.
+        report = f"unknown focus: {', '.join(unknown)}" if unknown else ""
         if not seeds:
             seeds = _query_seeds(graph, request, backends, self.options)
         if prefer_source:
@@ -253,20 +258,24 @@ class BreadthDepthNavigator:
                     seed.weight *= self.options.non_source_factor
         seeds = {uri: seed for uri, seed in seeds.items() if seed.weight > 0}
         if not seeds:
-            return []
+            return Retrieved([], report)
         deadline = started + self.options.time_limit_ms / 1000
         walk = _breadth(graph, seeds, self.options, deadline)
         wanted = _REACH * budget
-        if _held(walk, backends, wanted) < wanted and self.options.depth_first_hops:
-            _depth(graph, walk, self.options, deadline, wanted, backends)
+        fragments = backends.fragments
+
+        def variants(uri: str) -> Sequence[ContextFragment]:
+            # In the request's scope: a node's texts may be another session's memory.
+            return fragments.variants(uri, request.filters) if fragments is not None else ()
+
+        if _held(walk, variants, wanted) < wanted and self.options.depth_first_hops:
+            _depth(graph, walk, self.options, deadline, wanted, variants)
         scores = _scores(walk, seeds, self.options)
         note = ""
-        if unknown:
-            note += f"; focus not found: {', '.join(unknown)}"
         if walk.stopped:
             elapsed = round((time.perf_counter() - started) * 1000)
             note += f"; walk stopped at its time limit after {elapsed} ms"
-        return _candidates(walk, scores, backends, wanted, note)
+        return Retrieved(_candidates(walk, scores, variants, wanted, note), report)
 
     def explain(self) -> str:
         return (
@@ -478,7 +487,7 @@ def _depth(
     options: NavigatorOptions,
     deadline: float,
     wanted: int,
-    backends: Backends,
+    variants: _Variants,
 ) -> None:
     """Rule 3: from the best nodes at the edge of the breadth, the heaviest untaken edge,
     again and again, while the reached nodes hold less than `wanted` tokens.
@@ -488,7 +497,7 @@ def _depth(
         (uri for uri, reach in walk.reached.items() if reach.hops == edge),
         key=lambda uri: (-walk.reached[uri].reach, uri),
     )
-    held = _held(walk, backends, wanted)
+    held = _held(walk, variants, wanted)
     for start in starts:
         uri = start
         for _ in range(options.depth_first_hops):
@@ -508,30 +517,26 @@ def _depth(
             walk.reached[other] = _Reach(
                 here.reach * weight * options.hop_decay, here.hops + 1, here.seed, text
             )
-            held += _tokens(backends, other)
+            held += _tokens(variants, other)
             uri = other
 
 
-def _held(walk: _Walk, backends: Backends, enough: int) -> int:
+def _held(walk: _Walk, variants: _Variants, enough: int) -> int:
     """Tokens the reached nodes hold at the depth they would be proposed at, counted
     until there are `enough`.
     """
     held = 0
     for uri, reach in walk.reached.items():
-        held += _tokens(backends, uri, _depth_of(reach))
+        held += _tokens(variants, uri, _depth_of(reach))
         if held >= enough:
             break
     return held
 
 
-def _tokens(backends: Backends, uri: str, depth: int = 0) -> int:
-    variants = _variants(backends, uri)
-    fitting = [f for f in variants if f.detail_depth <= depth] or list(variants[-1:])
+def _tokens(variants: _Variants, uri: str, depth: int = 0) -> int:
+    stored = variants(uri)
+    fitting = [f for f in stored if f.detail_depth <= depth] or list(stored[-1:])
     return fitting[0].token_count if fitting else 0
-
-
-def _variants(backends: Backends, uri: str) -> Sequence[ContextFragment]:
-    return backends.fragments.variants(uri) if backends.fragments is not None else ()
 
 
 def _depth_of(reach: _Reach) -> int:
@@ -597,7 +602,7 @@ def _pagerank(
 
 
 def _candidates(
-    walk: _Walk, scores: Mapping[str, float], backends: Backends, wanted: int, note: str
+    walk: _Walk, scores: Mapping[str, float], variants: _Variants, wanted: int, note: str
 ) -> list[Candidate]:
     """Rule 5, best nodes first until their deepest texts hold `wanted` tokens."""
     proposals: list[tuple[float, str, Candidate]] = []
@@ -610,7 +615,7 @@ def _candidates(
         where = "focus" if reach.hops == 0 else f"{reach.hops} hop{'s' if reach.hops > 1 else ''}"
         path = reach.seed if reach.hops == 0 else f"{reach.step}, {where} from {reach.seed}"
         reason = f"{path}; score {score:.3f}{note}"
-        fragments = [f for f in _variants(backends, uri) if f.detail_depth <= deepest]
+        fragments = [f for f in variants(uri) if f.detail_depth <= deepest]
         for fragment in fragments:
             value = score * _DEPTH_VALUE[fragment.detail_depth] / _DEPTH_VALUE[deepest]
             candidate = Candidate(fragment=fragment, score=value, reason=reason)
