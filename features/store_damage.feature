@@ -59,3 +59,13 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
     Then the index summary counts:
       | what          | count |
       | files indexed | 4     |
+
+  Scenario: Another process that finishes with the store leaves a running pipeline's log in place
+    The connections of one process share its locks on the database file, and opening and
+    closing that file outside SQLite drops them all: the next process to finish would then
+    take the store for unused and delete the write-ahead log the pipeline still reads and
+    writes, which is how a store in use gets damaged.
+    Given the pipeline has asked for "budget" from 3 threads at once
+    When another process reads the store and exits
+    Then the store's write-ahead log is still there
+    And a memory item the pipeline remembers now is in its next context

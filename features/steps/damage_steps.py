@@ -7,12 +7,15 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from behave import step, then, when
+from behave import given, step, then, when
 from behave.runner import Context
 from testkit import pipeline
 
@@ -124,3 +127,38 @@ def moved_to(context: Context, example: str) -> None:
 def moved_intact(context: Context) -> None:
     moved = context.moved / pipeline(context).store.database.name
     assert moved.read_bytes() == context.damaged_bytes
+
+
+@given('the pipeline has asked for "{query}" from {threads:d} threads at once')
+def asked_from_threads(context: Context, query: str, threads: int) -> None:
+    running = pipeline(context)
+    with ThreadPoolExecutor(threads) as pool:  # each thread opens its own connection
+        for context_text in pool.map(
+            lambda _: running.assemble(query, budget=400).text, range(threads)
+        ):
+            assert context_text, "an empty context"
+
+
+@when("another process reads the store and exits")
+def another_process_reads(context: Context) -> None:
+    database = pipeline(context).store.database
+    reader = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
+        " c.execute('SELECT count(*) FROM fragments').fetchall(); c.close()"
+    )
+    subprocess.run([sys.executable, "-c", reader, str(database)], check=True, timeout=60)
+
+
+@then("the store's write-ahead log is still there")
+def log_still_there(context: Context) -> None:
+    database = pipeline(context).store.database
+    log = database.with_name(database.name + "-wal")
+    assert log.exists(), f"{log} was deleted while this process still uses it"
+
+
+@then("a memory item the pipeline remembers now is in its next context")
+def remembers_after(context: Context) -> None:
+    running = pipeline(context)
+    running.remember("The lighthouse keeper logs the storm at dawn.")
+    found = running.assemble("lighthouse keeper storm", budget=400)
+    assert "The lighthouse keeper logs the storm at dawn." in found.text, found.text

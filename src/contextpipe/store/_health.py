@@ -1,7 +1,8 @@
 """Cheap checks that an embedded store's database is whole. Opening a store runs them, and
 opening is on every query's path, so none reads more than the file header, the schema and
 the first and last entries of each table and index (a full `PRAGMA quick_check` reads every
-page: seconds on a large store).
+page: seconds on a large store). They read through SQLite: the file itself is opened only
+once SQLite has found it damaged, to say how (see `_header_damage`).
 
 What they catch: a file that is not an SQLite database (overwritten), a file shorter than
 its header says (truncated), a missing table or index, and pages that cannot be read at the
@@ -10,7 +11,6 @@ ends of a table or index (where a truncated or overwritten file usually breaks f
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,28 +18,65 @@ from pathlib import Path
 
 _MAGIC = b"SQLite format 3\x00"
 _HEADER_BYTES = 100
+_NOT_A_DATABASE = "not an SQLite database: overwritten or cut short"
 
 
-def file_damage(database: Path) -> str | None:
-    """What the database file's header and size say is wrong with it (None: nothing)."""
+def is_damage(error: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite's error means a damaged file (not a lock, a full disk or a bad query)."""
+    return type(error) is sqlite3.DatabaseError or "malformed" in str(error)
+
+
+def damage_text(error: sqlite3.DatabaseError, database: Path) -> str:
+    """What SQLite's error about a damaged `database` means, said as the other checks say
+    it: a file that is no database, or one shorter than its header says, else the error.
+    """
+    if "file is not a database" in str(error):
+        return _NOT_A_DATABASE
+    return _header_damage(database) or str(error)
+
+
+def _header_damage(database: Path) -> str | None:
+    """What the file's header and size say is wrong with it (None: nothing). Only for a
+    file SQLite has found damaged: it opens and closes the file, and closing any descriptor
+    of a file drops every POSIX lock this process's connections hold on it, after which
+    another process may checkpoint and delete a write-ahead log they still use
+    (sqlite.org/howtocorrupt.html, section 2.2). Healthy files are measured through SQLite.
+    """
     wal_in_use = _wal_in_use(database)
     try:
         with database.open("rb") as file:
             header = file.read(_HEADER_BYTES)
-            size = os.fstat(file.fileno()).st_size
     except OSError as exc:
         return f"cannot be read: {exc.strerror}"
-    if size == 0:
-        return None  # created, nothing written yet
     if len(header) < _HEADER_BYTES or not header.startswith(_MAGIC):
-        return "not an SQLite database: overwritten or cut short"
+        return _NOT_A_DATABASE
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65_536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     # The page count in the header is valid when the two counters agree (SQLite file format).
     expected = pages * page_size if pages and header[24:28] == header[92:96] else 0
-    # With a write-ahead log in use, pages may still be in the log: only a closed store
-    # (or one whose log was checkpointed and removed) must hold every page in the file.
+    return _shorter(database, expected, wal_in_use)
+
+
+def _size_damage(connection: sqlite3.Connection, database: Path) -> str | None:
+    """Whether the file is shorter than the header SQLite read says (its page count, when
+    the header's counters agree; else SQLite counts pages from the size).
+    """
+    wal_in_use = _wal_in_use(database)
+    page_size = int(connection.execute("PRAGMA page_size").fetchone()[0])
+    expected = int(connection.execute("PRAGMA page_count").fetchone()[0]) * page_size
+    return _shorter(database, expected, wal_in_use)
+
+
+def _shorter(database: Path, expected: int, wal_in_use: bool) -> str | None:
+    """A file shorter than `expected` bytes, unless a write-ahead log was or is in use:
+    pages may then still be in the log, and only a closed store (or one whose log was
+    checkpointed and removed) must hold every page in the file.
+    """
+    try:
+        size = database.stat().st_size
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
     if size < expected and not wal_in_use and not _wal_in_use(database):
         return f"truncated: {size:,} of {expected:,} bytes"
     return None
@@ -50,11 +87,6 @@ def _wal_in_use(database: Path) -> bool:
         return database.with_name(database.name + "-wal").stat().st_size > 0
     except OSError:
         return False
-
-
-def is_damage(error: sqlite3.DatabaseError) -> bool:
-    """Whether SQLite's error means a damaged file (not a lock, a full disk or a bad query)."""
-    return type(error) is sqlite3.DatabaseError or "malformed" in str(error)
 
 
 @dataclass(frozen=True)
@@ -69,14 +101,20 @@ class Inspection:
     """What is wrong, if something is."""
 
 
-def inspect(connection: sqlite3.Connection, schema: str, version: str) -> Inspection:
-    """Compare the database with `schema` (the DDL of layout `version`) and probe the ends of
-    every table and index. A database of another layout is reported by its version only.
+def inspect(
+    connection: sqlite3.Connection, database: Path, schema: str, version: str
+) -> Inspection:
+    """Check the size of `database` (open on `connection`), compare it with `schema` (the
+    DDL of layout `version`) and probe the ends of every table and index. A database of
+    another layout is reported by its version only.
     """
     try:
         found = {str(name) for (name,) in connection.execute("SELECT name FROM sqlite_master")}
         if not found:
             return Inspection(empty=True, version=None, damage=None)
+        short = _size_damage(connection, database)
+        if short is not None:
+            return Inspection(False, None, short)
         recorded = _recorded_version(connection) if "meta" in found else None
         if recorded is not None and recorded != version:
             return Inspection(empty=False, version=recorded, damage=None)
@@ -90,7 +128,7 @@ def inspect(connection: sqlite3.Connection, schema: str, version: str) -> Inspec
     except sqlite3.DatabaseError as exc:
         if not is_damage(exc):
             raise
-        return Inspection(False, None, str(exc))
+        return Inspection(False, None, damage_text(exc, database))
     return Inspection(empty=False, version=recorded, damage=None)
 
 

@@ -50,7 +50,7 @@ from ..storage import (
 )
 from ..text import identifier_words, matched_terms, query_terms
 from . import _vectors
-from ._health import file_damage, inspect, is_damage
+from ._health import damage_text, inspect, is_damage
 from ._rows import FRAGMENT_COLUMNS, HIDDEN_MEMORY, as_fragment, filter_sql, utc
 from ._scope import ScopedVectors, hidden
 from ._sessions import EmbeddedSessions
@@ -299,13 +299,10 @@ class EmbeddedStore:
 
     def _open_checked(self) -> sqlite3.Connection:
         """A connection to a database that passed the cheap checks (see `_health`)."""
-        damage = file_damage(self.database)
-        if damage is not None:
-            raise StoreError(_damaged(self.database, damage))
         with self._damage_reported():
             connection = self._connect()
             try:
-                found = inspect(connection, _SCHEMA, SCHEMA_VERSION)
+                found = inspect(connection, self.database, _SCHEMA, SCHEMA_VERSION)
             except BaseException:
                 connection.close()
                 raise
@@ -367,7 +364,7 @@ class EmbeddedStore:
         except sqlite3.DatabaseError as exc:
             if not is_damage(exc):
                 raise
-            raise StoreError(_damaged(self.database, str(exc))) from None
+            raise StoreError(_damaged(self.database, damage_text(exc, self.database))) from None
 
     def close(self) -> None:
         """Close this thread's reader connection."""
@@ -385,9 +382,6 @@ class EmbeddedStore:
         `StoreError`.
         """
         self.directory.mkdir(parents=True, exist_ok=True)
-        damage = file_damage(self.database) if self.exists() else None
-        if damage is not None:
-            raise StoreError(_damaged(self.database, damage))
         with self._damage_reported():
             connection = self._connect()
             try:
@@ -439,7 +433,7 @@ class EmbeddedStore:
             raise StoreError(_damaged(self.database, str(exc))) from None
 
     def _prepare_schema(self, connection: sqlite3.Connection) -> None:
-        found = inspect(connection, _SCHEMA, SCHEMA_VERSION)
+        found = inspect(connection, self.database, _SCHEMA, SCHEMA_VERSION)
         if found.damage is not None:
             raise StoreError(_damaged(self.database, found.damage))
         if found.version in _UPGRADES:
