@@ -69,3 +69,11 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
     When another process reads the store and exits
     Then the store's write-ahead log is still there
     And a memory item the pipeline remembers now is in its next context
+
+  Scenario: A pipeline still running when another one rebuilds its store goes on with the new store
+    Rebuilding moves the store aside and indexes into a new one under the same name. A
+    pipeline that had the old one open reads the new one from its next request, as one
+    started then would: what it remembers lands in the new store, and it finds it there.
+    Given the pipeline has asked for "budget" from 2 threads at once
+    When another pipeline moves the store aside and indexes the project anew
+    Then a memory item the pipeline remembers now is in its next context

@@ -19,7 +19,7 @@ from behave import given, step, then, when
 from behave.runner import Context
 from testkit import pipeline
 
-from contextpipe import StoreError
+from contextpipe import Pipeline, StoreError
 
 
 def _reopen(context: Context) -> None:
@@ -161,4 +161,20 @@ def remembers_after(context: Context) -> None:
     running = pipeline(context)
     running.remember("The lighthouse keeper logs the storm at dawn.")
     found = running.assemble("lighthouse keeper storm", budget=400)
-    assert "The lighthouse keeper logs the storm at dawn." in found.text, found.text
+    assert "The lighthouse keeper logs the storm at dawn." in found.text, (
+        f"not in the context: {found.text!r}"
+    )
+
+
+@when("another pipeline moves the store aside and indexes the project anew")
+def another_pipeline_rebuilds(context: Context) -> None:
+    other = Pipeline.open(
+        project_dir=context.project,
+        overrides=dict(context.overrides),
+        environ=dict(context.environ),
+    )
+    try:
+        assert other.move_store_aside() is not None, "there was no store to move aside"
+        other.index([context.project])
+    finally:
+        other.close()

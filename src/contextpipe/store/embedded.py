@@ -254,6 +254,10 @@ class EmbeddedStore:
         self._text: tuple[tuple[object, ...], TextView] | None = None
         self._text_lock = threading.Lock()
         self._vectors: dict[tuple[str, int], EmbeddedVectors] = {}
+        # The database file the caches above and the threads' connections describe, and
+        # how many times it was replaced under this store (see `_follow_replacement`).
+        self._identity: tuple[int, int] | None = None
+        self._epoch = 0
 
     @property
     def location(self) -> str:
@@ -287,15 +291,43 @@ class EmbeddedStore:
 
     def _reader(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None and self._local.epoch != self._epoch:
+            self.close()  # a connection to a database since replaced
+            connection = None
         if connection is None:
             if not self.exists():
                 raise StoreError(
                     f"{self.directory}: no index here; run `contextpipe index PATH` first"
                 )
+            self._identity = self._identity or self._file_identity()
             connection = self._open_checked()
             _vectors.attach(connection, self.directory)
             self._local.connection = connection
+            self._local.epoch = self._epoch
         return connection
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        try:
+            found = self.database.stat()
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
+
+    def _follow_replacement(self) -> None:
+        """Read a database that replaced the one this store opened (another process moved
+        the store aside and indexed anew: `index --rebuild`) from now on, as a process
+        started now would: open connections are to the old file, which they would go on
+        reading while writes, made by path, went to the new one; and the caches describe
+        the old file, whose generations the new one's may repeat.
+        """
+        identity = self._file_identity()
+        if identity is None or identity == self._identity:
+            return
+        with self._graph_lock, self._text_lock:
+            if self._identity is not None:
+                self._epoch += 1  # every thread reopens at its next read
+                self._graph, self._text, self._vectors = None, None, {}
+            self._identity = identity
 
     def _open_checked(self) -> sqlite3.Connection:
         """A connection to a database that passed the cheap checks (see `_health`)."""
@@ -723,6 +755,7 @@ class EmbeddedStore:
         """
         if not self.exists():
             return Backends()
+        self._follow_replacement()
         self.check()
         return Backends(
             fragments=self, text=self, graph=self.graph(), timeline=self, sessions=self._sessions
