@@ -76,7 +76,8 @@ def same_as(context: Context, count: int, dtype: str, reference: str, tolerance:
 
 
 @then(
-    'searches within "{pattern}" find the same fragments with vectors held as "{dtype}" as with "{reference}"'
+    'searches within "{pattern}" find the same fragments with vectors held as "{dtype}"'
+    ' as with "{reference}"'
 )
 def same_filtered(context: Context, pattern: str, dtype: str, reference: str) -> None:
     filters = RequestFilters(paths=(pattern,))
