@@ -14,11 +14,8 @@ or dropped from it.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,6 +24,7 @@ from contextpipe.store._text_layout import fts_expression
 from contextpipe.store.embedded import EmbeddedStore
 
 from ._corpus import QUICK, build_corpora, latency_queries, memoized, percentiles
+from ._fresh import in_fresh_process
 
 #: Queries per percentile measurement.
 LATENCY_QUERIES = 50 if QUICK else 200
@@ -131,22 +129,11 @@ def measure_cold(project: str, limit: int, count: int) -> dict[str, float]:
     dropped from it (`evicted_*`).
     """
     database = Path(project) / ".contextpipe" / "index.sqlite3"
-    code = (
-        "import json, sys; from benchmarks.bench_search import measure_search;"
-        " print(json.dumps(measure_search(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))))"
-    )
     measured: dict[str, float] = {}
     for state in ("cached", "evicted"):
         if state == "evicted":
             _evicted(database)
-        done = subprocess.run(
-            [sys.executable, "-c", code, project, str(limit), str(count)],
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parent.parent,
-        )
-        found = json.loads(done.stdout.splitlines()[-1])
+        found = in_fresh_process("benchmarks.bench_search", "measure_search", project, limit, count)
         measured.update({f"{state}_{key}": found[key] for key in ("p50", "p95")})
     return measured
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import resource
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,7 +26,15 @@ from contextpipe.evaluation.project import indexed_project
 from contextpipe.vector_search import with_vectors
 
 from ._corpus import QUICK, build_corpora, latency_queries, memoized
-from .bench_vectors import EMBEDDER, EXACT, TOP_K, embedded_vectors, timed_searches
+from ._fresh import in_fresh_process
+from .bench_vectors import (
+    EMBEDDER,
+    EXACT,
+    TOP_K,
+    SciFactMeasured,
+    embedded_vectors,
+    timed_searches,
+)
 from .scifact_report import data_folder
 
 DTYPES = ("float32", "float16")
@@ -101,18 +108,13 @@ def _scifact_quality() -> dict[str, float | str]:
 _scifact_quality.timeout = 1800  # type: ignore[attr-defined]
 
 
-class Float16QualitySciFact:
+class Float16QualitySciFact(SciFactMeasured):
     """float16 exact top-20 against float32's on SciFact, and the approximate index of each
     dtype against float32 exact search.
     """
 
     setup_cache = staticmethod(_scifact_quality)
     timeout = 1800
-    unit = "recall"
-
-    def setup(self, measured: dict[str, float | str]) -> None:
-        if "missing" in measured:
-            raise NotImplementedError(measured["missing"])  # asv: skipped, not failed
 
     def track_recall_at_20(self, measured: dict[str, float | str]) -> float:
         return float(measured["recall"])
@@ -163,19 +165,10 @@ def measure_dtypes(project: str, count: int) -> dict[str, float]:
     """`measure_one` for each dtype, each in a fresh process, float32 first."""
     measured: dict[str, float] = {}
     for dtype in DTYPES:
-        code = (
-            "import json, sys; from benchmarks.bench_vector_dtype import measure_one;"
-            " print(json.dumps(measure_one(*sys.argv[1:3], int(sys.argv[3]))))"
+        found = in_fresh_process(
+            "benchmarks.bench_vector_dtype", "measure_one", project, dtype, count
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code, project, dtype, str(count)],
-            check=True,
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).parent.parent,
-        )
-        for key, value in json.loads(done.stdout.splitlines()[-1]).items():
-            measured[f"{dtype}_{key}"] = value
+        measured.update({f"{dtype}_{key}": value for key, value in found.items()})
     return measured
 
 
