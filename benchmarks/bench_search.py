@@ -7,11 +7,14 @@ indexed again and searched (target <= 1 s).
 
 The stores are `_corpus.build_corpora`'s (shared with `bench_assemble`); see that module
 for what "N fragments" means. The searches are timed in the process, warm (the store's
-keyword index loaded by a first search), `LATENCY_QUERIES` deterministic queries each.
+keyword index loaded by a first search), `LATENCY_QUERIES` deterministic queries each;
+`KeywordSearchCold` times them in a fresh process, the store's pages in the OS page cache
+or dropped from it.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -21,6 +24,7 @@ from contextpipe.store._text_layout import fts_expression
 from contextpipe.store.embedded import EmbeddedStore
 
 from ._corpus import QUICK, build_corpora, latency_queries, memoized, percentiles
+from ._fresh import in_fresh_process
 
 #: Queries per percentile measurement.
 LATENCY_QUERIES = 50 if QUICK else 200
@@ -106,6 +110,62 @@ class KeywordSearch:
 
     def track_baseline_p95_ms(self, projects: dict[int, str], fragments: int, limit: int) -> float:
         return self.stats["baseline_p95"]
+
+
+def _evicted(database: Path) -> None:
+    """Drop the database's pages from the OS page cache (only this file's), as hours of
+    other work on a machine do: the next read comes from disk.
+    """
+    descriptor = os.open(database, os.O_RDONLY)
+    try:
+        os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(descriptor)
+
+
+def measure_cold(project: str, limit: int, count: int) -> dict[str, float]:
+    """`measure_search` in a fresh process, as a one-shot command or a restarted service
+    meets the store: with its pages in the page cache (`cached_*`), and after they were
+    dropped from it (`evicted_*`).
+    """
+    database = Path(project) / ".contextpipe" / "index.sqlite3"
+    measured: dict[str, float] = {}
+    for state in ("cached", "evicted"):
+        if state == "evicted":
+            _evicted(database)
+        found = in_fresh_process("benchmarks.bench_search", "measure_search", project, limit, count)
+        measured.update({f"{state}_{key}": found[key] for key in ("p50", "p95")})
+    return measured
+
+
+class KeywordSearchCold:
+    """p50 and p95 of the first searches of a fresh process at 100k (10k quick), the
+    store's pages in the page cache or dropped from it: the state a one-shot
+    `contextpipe query` meets.
+    """
+
+    params = (list(LIMITS),)
+    param_names = ("limit",)
+    setup_cache = staticmethod(build_corpora)
+    timeout = 900
+    unit = "ms"
+
+    def setup(self, projects: dict[int, str], limit: int) -> None:
+        size = 10_000 if QUICK else 100_000
+        self.stats = memoized(
+            projects,
+            f"search-cold-{size}-{limit}",
+            lambda: measure_cold(projects[size], limit, LATENCY_QUERIES),
+        )
+
+    def track_cached_p95_ms(self, projects: dict[int, str], limit: int) -> float:
+        return self.stats["cached_p95"]
+
+    def track_evicted_p50_ms(self, projects: dict[int, str], limit: int) -> float:
+        return self.stats["evicted_p50"]
+
+    def track_evicted_p95_ms(self, projects: dict[int, str], limit: int) -> float:
+        return self.stats["evicted_p95"]
 
 
 def measure_update(project: str) -> dict[str, float]:

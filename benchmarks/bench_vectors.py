@@ -50,7 +50,7 @@ def _opened(project: str, approximate_above: int | None = None) -> contextpipe.P
     return contextpipe.Pipeline.open(project_dir=project, overrides=overrides)
 
 
-def _embedded(projects: dict[int, str], fragments: int) -> dict[str, float]:
+def embedded_vectors(projects: dict[int, str], fragments: int) -> dict[str, float]:
     def embed() -> dict[str, float]:
         pipeline = _opened(projects[fragments])
         try:
@@ -68,7 +68,7 @@ def _approximate_built(projects: dict[int, str], fragments: int) -> dict[str, fl
     """
 
     def build() -> dict[str, float]:
-        _embedded(projects, fragments)
+        embedded_vectors(projects, fragments)
         pipeline = _opened(projects[fragments], APPROXIMATE_ABOVE)
         try:
             (Path(pipeline.stats().location) / "vectors.ivf.json").unlink(missing_ok=True)
@@ -81,7 +81,7 @@ def _approximate_built(projects: dict[int, str], fragments: int) -> dict[str, fl
     return memoized(projects, f"vectors-ivf-{fragments}", build)
 
 
-def _searches(
+def timed_searches(
     pipeline: contextpipe.Pipeline, queries: list[str]
 ) -> tuple[list[list[str]], dict[str, float]]:
     """Each query's top-20 fragment ids, and the percentiles of the searches."""
@@ -111,7 +111,7 @@ def _measure(projects: dict[int, str], fragments: int) -> dict[str, float]:
     ):
         pipeline = _opened(projects[fragments], threshold)
         try:
-            results[way] = _searches(pipeline, queries)
+            results[way] = timed_searches(pipeline, queries)
             if way == "exact":
                 floor = _floor(pipeline, queries)
         finally:
@@ -214,7 +214,7 @@ class EmbedStore:
     unit = "s"
 
     def track_embed_seconds(self, projects: dict[int, str], fragments: int) -> float:
-        return _embedded(projects, fragments)["seconds"]
+        return embedded_vectors(projects, fragments)["seconds"]
 
 
 def _scifact_recall() -> dict[str, float | str]:
@@ -237,7 +237,7 @@ def _scifact_recall() -> dict[str, float | str]:
             for way, threshold in (("approximate", 1000), ("exact", EXACT)):
                 pipeline = project.open({"store.approximate_vectors_above": threshold})
                 try:
-                    found[way] = _searches(pipeline, list(data.queries.values()))[0]
+                    found[way] = timed_searches(pipeline, list(data.queries.values()))[0]
                 finally:
                     pipeline.close()
     hits = zip(found["approximate"], found["exact"], strict=True)
@@ -251,7 +251,19 @@ def _scifact_recall() -> dict[str, float | str]:
 _scifact_recall.timeout = 1200  # type: ignore[attr-defined]
 
 
-class ApproximateRecallSciFact:
+class SciFactMeasured:
+    """What the benchmarks measured once over SciFact share: skipped (not failed) when the
+    data is missing.
+    """
+
+    unit = "recall"
+
+    def setup(self, measured: dict[str, float | str]) -> None:
+        if "missing" in measured:
+            raise NotImplementedError(measured["missing"])  # asv: skipped, not failed
+
+
+class ApproximateRecallSciFact(SciFactMeasured):
     """recall@20 of the approximate index against exact search over SciFact (real text and
     questions; the synthetic corpus of `VectorTopK` is close to uniform in vector space,
     an inverted file's worst case).
@@ -259,11 +271,6 @@ class ApproximateRecallSciFact:
 
     setup_cache = staticmethod(_scifact_recall)
     timeout = 1200
-    unit = "recall"
-
-    def setup(self, measured: dict[str, float | str]) -> None:
-        if "missing" in measured:
-            raise NotImplementedError(measured["missing"])  # asv: skipped, not failed
 
     def track_recall_at_20(self, measured: dict[str, float | str]) -> float:
         return float(measured["recall"])

@@ -48,6 +48,23 @@ With Embedding Disabled The Semantic Strategies Say Why And Keyword Search Still
     Should Be Equal    ${report}[status]    skipped
     Should Contain    ${report}[reason]    [embedding] enabled = false
 
+Vectors Held As float16 Find The Same Document, And Switching Back Rewrites The Matrix
+    ${before}=    Query As JSON    ${QUESTION}    200    --strategy    semantic-embedding
+    Run contextpipe    index    docs/    env:CONTEXTPIPE_STORE__VECTOR_DTYPE=float16
+    File Should Exist    ${PROJECT}/.contextpipe/vectors.matrix.f16.faiss
+    File Should Not Exist    ${PROJECT}/.contextpipe/vectors.matrix.npy
+    ${half}=    Query As JSON    ${QUESTION}    200    --strategy    semantic-embedding
+    ...    env:CONTEXTPIPE_STORE__VECTOR_DTYPE=float16
+    ${paths}=    Evaluate    [f["source"]["path"] for f in $half["fragments"]]
+    ${expected}=    Evaluate    [f["source"]["path"] for f in $before["fragments"]]
+    Should Be Equal    ${paths}    ${expected}
+    Should Be Equal    ${half}[fragments][0][provenance][0][reason]
+    ...    ${before}[fragments][0][provenance][0][reason]
+    ${after}=    Query As JSON    ${QUESTION}    200    --strategy    semantic-embedding
+    File Should Exist    ${PROJECT}/.contextpipe/vectors.matrix.npy
+    File Should Not Exist    ${PROJECT}/.contextpipe/vectors.matrix.f16.faiss
+    Should Be Equal    ${after}[fragments]    ${before}[fragments]
+
 
 *** Keywords ***
 Three Short Documents In docs/

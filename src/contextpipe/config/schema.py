@@ -48,6 +48,15 @@ class StoreSettings(BaseModel):
             " store's size to always search exactly."
         ),
     )
+    vector_dtype: Literal["float32", "float16"] = Field(
+        default="float32",
+        description=(
+            'How the embedded store holds the vectors it searches: "float32", or "float16"'
+            " (half the memory and disk of the search matrix and approximate index;"
+            " similarities within 1e-3 of float32's). The vectors database stays float32,"
+            " so changing it rewrites what is searched and loses nothing."
+        ),
+    )
 
 
 class TokenizerSettings(BaseModel):

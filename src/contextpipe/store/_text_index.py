@@ -779,6 +779,17 @@ def select_best(
     every tied fragment is fetched, so that ids, not positions, decide.
     """
     narrowed = fitting is None
+    if narrowed and len(scores) > limit:
+        # Every fragment fits: unless a score ties at the cut, the best `limit` are known
+        # from the scores alone, and only their rows are read. On a store the page cache
+        # no longer holds, reading rows is most of a search (one random page each).
+        top = _best_positions(scores, limit + 1)
+        below = scores[top].min()
+        best = top[scores[top] > below]
+        if len(best) == limit:
+            rows = fetch(rowids[best].tolist(), scores[best].tolist())
+            if len(rows) == limit:
+                return rows
     while True:
         top = _best_positions(scores, limit + _TIE_MARGIN)
         rows = fetch(rowids[top].tolist(), scores[top].tolist())

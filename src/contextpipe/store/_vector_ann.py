@@ -8,14 +8,19 @@ Rules:
    whose centroids are nearest (72 of 1,265 at 100k vectors; a larger share of fewer
    lists). Similarities of what it finds are exact; only whether a vector is found is
    approximate (recall@20 against exact search is measured in `bench_vectors.py`).
+   With `[store] vector_dtype = "float16"` the lists hold float16 codes of the vectors
+   (`IndexIVFScalarQuantizer`, not by residual): half the size, and the similarities of
+   the vectors rounded to float16, as exact search gives them (`_vector_rows` rule 2).
 2. It is kept up to date when a vector writer finishes (`_vector_matrix` rule 4), never
    by a query: the vectors
    added since are added, the vectors gone are removed, and it is trained anew when it is
    missing, unreadable, of another space, when the number of vectors has doubled or
-   halved since it was trained, or when most of its ids are of removed vectors. Training
+   halved since it was trained, when most of its ids are of removed vectors, or when it
+   holds another dtype than the one configured. Training
    runs on one thread with faiss's fixed seed, so the same vectors give the same lists.
-3. It is used only when it describes the vectors as they are (their generation): after an
-   interrupted run, search is exact until a writer finishes again.
+3. It is used only when it describes the vectors as they are (their generation) in the
+   dtype configured: after an interrupted run, or a change of dtype, search is exact until
+   a writer finishes again.
 4. Saved beside the vectors: the index and the content hash of each id, in files named by
    the generation they describe, then `vectors.ivf.json` naming that generation, replaced
    whole and last; so a reader finds the old index or the new one, never half of each.
@@ -40,6 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..logs import logger
+from ._vector_rows import FLOAT16, FLOAT32
 from ._vectors import APPROXIMATE_NAME, stored_vectors
 
 if TYPE_CHECKING:
@@ -80,6 +86,7 @@ class ApproximateIndex:
     trained_count: int
     hashes: NDArray[np.bytes_]  # by faiss id; b"" for an id removed
     index: Any
+    dtype: str
 
     @property
     def count(self) -> int:
@@ -111,6 +118,7 @@ class ApproximateIndex:
             "space": self.space,
             "generation": self.generation,
             "trained": self.trained_count,
+            "dtype": self.dtype,
         }
         temporary.write_text(json.dumps(state))
         temporary.replace(folder / APPROXIMATE_NAME)
@@ -137,6 +145,7 @@ def load(folder: Path, space: str, writable: bool = False) -> ApproximateIndex |
         if state["space"] != space:
             return None
         generation, trained = int(state["generation"]), int(state["trained"])
+        dtype = str(state.get("dtype", FLOAT32))  # saved before there was a choice
         stem = folder / f"vectors.ivf.{generation}"
         hashes = np.load(f"{stem}.hashes.npy", allow_pickle=False)
         faiss = _faiss()
@@ -148,7 +157,7 @@ def load(folder: Path, space: str, writable: bool = False) -> ApproximateIndex |
         return None
     if int(index.ntotal) != int(np.count_nonzero(hashes)):
         return None
-    return ApproximateIndex(space, generation, trained, hashes, index)
+    return ApproximateIndex(space, generation, trained, hashes, index, dtype)
 
 
 def built(
@@ -156,27 +165,38 @@ def built(
     generation: int,
     hashes: Sequence[str],
     matrix: NDArray[np.float32],
+    dtype: str,
 ) -> ApproximateIndex:
     """A new index trained on, and holding, every vector given (rules 1 and 2)."""
     faiss = _faiss()
     count, dimension = matrix.shape
     lists = max(1, min(count // 39, round(_LISTS_PER_ROOT * math.sqrt(count))))
-    index = faiss.IndexIVFFlat(
-        faiss.IndexFlatIP(dimension), dimension, lists, faiss.METRIC_INNER_PRODUCT
-    )
+    quantizer = faiss.IndexFlatIP(dimension)
+    if dtype == FLOAT16:
+        index = faiss.IndexIVFScalarQuantizer(
+            quantizer,
+            dimension,
+            lists,
+            faiss.ScalarQuantizer.QT_fp16,
+            faiss.METRIC_INNER_PRODUCT,
+            False,  # by residual: the codes would be of differences, not of the vectors
+        )
+    else:
+        index = faiss.IndexIVFFlat(quantizer, dimension, lists, faiss.METRIC_INNER_PRODUCT)
     index.cp.max_points_per_centroid = _POINTS_PER_LIST
     index.nprobe = min(lists, math.ceil(_PROBED_PER_ROOT * math.sqrt(lists)))
     with _one_thread(faiss):
         index.train(matrix)
         index.add_with_ids(matrix, np.arange(count, dtype=np.int64))
-    return ApproximateIndex(space, generation, count, np.asarray(hashes, dtype="S64"), index)
+    return ApproximateIndex(space, generation, count, np.asarray(hashes, dtype="S64"), index, dtype)
 
 
-def needs_training(index: ApproximateIndex | None, space: str, count: int) -> bool:
+def needs_training(index: ApproximateIndex | None, space: str, count: int, dtype: str) -> bool:
     """Rule 2: train anew rather than add to these lists."""
     return (
         index is None
         or index.space != space
+        or index.dtype != dtype
         or count > index.trained_count * _RETRAIN_FACTOR
         or count * _RETRAIN_FACTOR < index.trained_count
         or len(index.hashes) > count * _RETRAIN_FACTOR  # mostly ids of removed vectors
@@ -202,7 +222,9 @@ def updated(
         if added:
             start = len(index.hashes)
             index.index.add_with_ids(vectors, np.arange(start, start + len(added), dtype=np.int64))
-    return ApproximateIndex(index.space, generation, index.trained_count, hashes, index.index)
+    return ApproximateIndex(
+        index.space, generation, index.trained_count, hashes, index.index, index.dtype
+    )
 
 
 def refresh(host: Host, space: str) -> None:
@@ -221,11 +243,12 @@ def refresh(host: Host, space: str) -> None:
         return
     generation = int(rows[0][0])
     hashes = [str(row[1]) for row in rows]
+    dtype = host.vector_dtype
     current = load(folder, space, writable=True)  # read, not trusted: a damaged one goes
-    if current is not None and current.generation == generation:
+    if current is not None and (current.generation, current.dtype) == (generation, dtype):
         return
-    if current is None or needs_training(current, space, len(hashes)):
-        fresh = built(space, generation, hashes, _vectors_of(host, hashes))
+    if current is None or needs_training(current, space, len(hashes), dtype):
+        fresh = built(space, generation, hashes, _vectors_of(host, hashes), dtype)
     else:
         have = {bytes(digest).decode() for digest in current.hashes if digest}
         now = set(hashes)

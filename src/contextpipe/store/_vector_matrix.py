@@ -2,17 +2,17 @@
 
 Rules:
 
-1. Search is exact: the float32 matrix of every full-text fragment that has a vector
-   (rows L2-normalised by the embedder) times the query vector; except that a store with
+1. Search is exact: the matrix of every full-text fragment that has a vector (rows
+   L2-normalised by the embedder, held as `[store] vector_dtype` says: `_vector_rows`)
+   times the query vector; except that a store with
    at least `[store] approximate_vectors_above` vectors, whose approximate index describes
    its vectors as they are, is searched through that index (`_vector_ann`) when the query
    has no filter.
 2. The matrix and its row ids are built once per state of the index and of the vectors,
    kept in memory, and saved beside the database, so that the next process maps them
    instead of reading every vector again. A saved matrix is used only when its state
-   file names that very state.
-3. The similarities of the last query vector are kept: the strategies of one request
-   ask with the same vector. How many texts have a vector is counted once per state, or
+   file names that very state, and its dtype.
+3. How many texts have a vector is counted once per state, or
    taken from the writer that counted it (`_vectors` rule 6).
 4. When a vector writer finishes, search is prepared for the next query, so that no query
    waits for it: the approximate index is brought up to date, or the exact matrix read and
@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ..storage import VectorCoverage, VectorHit
-from . import _vector_ann
+from . import _vector_ann, _vector_rows
 from ._vectors import (
     FULL_TEXT,
     MATRIX_STATE_NAME,
@@ -47,7 +47,6 @@ from ._vectors import (
     stored_vectors,
 )
 
-_MATRIX_NAME = "vectors.matrix.npy"
 _ROWS_NAME = "vectors.rows.npy"
 #: Ranked past the limit, to see whether equal similarities run past the cut.
 _TIE_MARGIN = 8
@@ -60,8 +59,7 @@ class EmbeddedVectors:
         self._host = host
         self._space = space
         self._dimension = dimension
-        self._matrix: tuple[tuple[int, int], NDArray[np.float32], NDArray[np.int64]] | None = None
-        self._last: tuple[tuple[tuple[int, int], bytes], NDArray[np.float32]] | None = None
+        self._matrix: tuple[tuple[int, int], _vector_rows.Rows, NDArray[np.int64]] | None = None
         # The approximate index of one vectors generation (None: search exactly then).
         self._approximate: (
             tuple[tuple[int, tuple[int, ...]], _vector_ann.ApproximateIndex | None] | None
@@ -90,7 +88,7 @@ class EmbeddedVectors:
         rows = self._host.rows("SELECT value FROM v.meta WHERE key = 'generation'")
         return self._host.generation(), int(rows[0][0]) if rows else 0
 
-    def _loaded(self) -> tuple[tuple[int, int], NDArray[np.float32], NDArray[np.int64]]:
+    def _loaded(self) -> tuple[tuple[int, int], _vector_rows.Rows, NDArray[np.int64]]:
         state = self._state()
         with self._lock:
             if self._matrix is None or self._matrix[0] != state:
@@ -99,25 +97,21 @@ class EmbeddedVectors:
             return self._matrix
 
     def _saved_as(self, state: tuple[int, int]) -> str:
-        key = json.dumps([self._space, self._dimension, *state])
+        key = json.dumps([self._space, self._dimension, *state, self._host.vector_dtype])
         return hashlib.sha256(key.encode()).hexdigest()
 
-    def _mapped(
-        self, state: tuple[int, int]
-    ) -> tuple[NDArray[np.float32], NDArray[np.int64]] | None:
+    def _mapped(self, state: tuple[int, int]) -> tuple[_vector_rows.Rows, NDArray[np.int64]] | None:
         folder = self._host.directory
         try:
             if json.loads((folder / MATRIX_STATE_NAME).read_text()) != self._saved_as(state):
                 return None
-            matrix = np.load(folder / _MATRIX_NAME, mmap_mode="r", allow_pickle=False)
             rowids = np.load(folder / _ROWS_NAME, allow_pickle=False)
         except (OSError, ValueError):
             return None
-        if matrix.shape != (len(rowids), self._dimension) or matrix.dtype != np.float32:
-            return None
-        return matrix, rowids.astype(np.int64)
+        found = _vector_rows.mapped(folder, self._host.vector_dtype, len(rowids), self._dimension)
+        return None if found is None else (found, rowids.astype(np.int64))
 
-    def _build(self, state: tuple[int, int]) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+    def _build(self, state: tuple[int, int]) -> tuple[_vector_rows.Rows, NDArray[np.int64]]:
         rows = self._host.rows(
             "SELECT fragments.rowid, v.vectors.vector FROM fragments"
             " JOIN v.vectors ON v.vectors.hash = fragments.content_hash"
@@ -127,21 +121,22 @@ class EmbeddedVectors:
         matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(
             len(rows), self._dimension
         )
-        self._save(state, matrix, rowids)
-        return matrix, rowids
+        rows = _vector_rows.built(self._host.vector_dtype, matrix)
+        self._save(state, rows, rowids)
+        return rows, rowids
 
     def _save(
-        self, state: tuple[int, int], matrix: NDArray[np.float32], rowids: NDArray[np.int64]
+        self, state: tuple[int, int], rows: _vector_rows.Rows, rowids: NDArray[np.int64]
     ) -> None:
         """Keep the matrix for the next process; only a shortcut, so failing is fine."""
         folder = self._host.directory
         try:
             (folder / MATRIX_STATE_NAME).unlink(missing_ok=True)  # stale until rewritten
-            for name, array in ((_MATRIX_NAME, matrix), (_ROWS_NAME, rowids)):
-                temporary = folder / f".{name}.{threading.get_ident()}.tmp"
-                with temporary.open("wb") as out:
-                    np.save(out, array, allow_pickle=False)
-                temporary.replace(folder / name)
+            _vector_rows.save(folder, self._host.vector_dtype, rows)
+            temporary = folder / f".{_ROWS_NAME}.{threading.get_ident()}.tmp"
+            with temporary.open("wb") as out:
+                np.save(out, rowids, allow_pickle=False)
+            temporary.replace(folder / _ROWS_NAME)
             temporary = folder / f".{MATRIX_STATE_NAME}.{threading.get_ident()}.tmp"
             temporary.write_text(json.dumps(self._saved_as(state)))
             temporary.replace(folder / MATRIX_STATE_NAME)
@@ -157,27 +152,22 @@ class EmbeddedVectors:
             approximate = self._approximate_index(self._state()[1])
             if approximate is not None:
                 return self._nearest_approximately(approximate, query, limit)
-        state, matrix, rowids = self._loaded()
+        _, rows, rowids = self._loaded()
         if limit <= 0 or not len(rowids):
             return []
-        scores = self._scores(state, matrix, query)
+        allowed = None
         if filters.paths or filters.kinds:
             allowed = np.isin(rowids, np.asarray(self._host.filtered_rowids(filters)))
-            scores = np.where(allowed, scores, -np.inf)
-            usable = int(allowed.sum())
-        else:
-            usable = len(rowids)
-        wanted = min(usable, limit + _TIE_MARGIN)
-        if wanted == 0:
-            return []
-        best = np.argpartition(-scores, wanted - 1)[:wanted]
-        cut = scores[best].min()
-        if len(best) > limit and cut == np.sort(scores[best])[::-1][limit - 1]:
-            best = np.flatnonzero(scores >= cut)  # ties at the cut: ids decide, not order
+        wanted = limit + _TIE_MARGIN
+        while True:
+            best, scores = rows.best(query, wanted, allowed)
+            if len(best) < wanted or scores.min() < np.sort(scores)[::-1][limit - 1]:
+                break
+            wanted *= 2  # equal similarities run past the cut: ids decide, not order
         fragments = self._host.fragments_by_rowid([int(rowids[i]) for i in best])
         hits = [
-            VectorHit(fragments[int(rowids[i])], float(scores[i]))
-            for i in best
+            VectorHit(fragments[int(rowids[i])], float(score))
+            for i, score in zip(best, scores, strict=True)
             if int(rowids[i]) in fragments
         ]
         hits.sort(key=lambda hit: (-hit.similarity, hit.fragment.id))
@@ -201,6 +191,7 @@ class EmbeddedVectors:
                 usable = (
                     found is not None
                     and found.generation == generation
+                    and found.dtype == self._host.vector_dtype
                     and found.count >= self._host.approximate_vectors_above
                 )
                 self._approximate = (key, found if usable else None)
@@ -235,29 +226,15 @@ class EmbeddedVectors:
         hits.sort(key=lambda hit: (-hit.similarity, hit.fragment.id))
         return hits[:limit]
 
-    def _scores(
-        self, state: tuple[int, int], matrix: NDArray[np.float32], query: NDArray[np.float32]
-    ) -> NDArray[np.float32]:
-        """Every row's similarity to `query`; the last query's are kept, since the
-        strategies of one request (semantic-embedding, relevance) ask with the same vector.
-        """
-        key = (state, query.tobytes())
-        with self._lock:
-            if self._last is not None and self._last[0] == key:
-                return self._last[1]
-        scores = matrix @ query
-        with self._lock:
-            self._last = (key, scores)
-        return scores
-
     def similarities(
         self, vector: NDArray[np.float32], fragments: Sequence[ContextFragment]
     ) -> list[float | None]:
         """Each fragment's similarity to `vector`; None for one without a vector."""
         wanted = sorted({fragment.content_hash for fragment in fragments})
         query = np.asarray(vector, dtype=np.float32)
+        dtype = self._host.vector_dtype
         found = {
-            digest: float(np.frombuffer(blob, dtype=np.float32) @ query)
+            digest: float(_vector_rows.held_as(dtype, np.frombuffer(blob, np.float32)) @ query)
             for digest, blob in stored_vectors(self._host, wanted).items()
         }
         return [found.get(fragment.content_hash) for fragment in fragments]

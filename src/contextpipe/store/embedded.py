@@ -238,9 +238,11 @@ class EmbeddedStore:
         directory: Path,
         approximate_vectors_above: int = APPROXIMATE_VECTORS_ABOVE,
         memory: MemorySettings | None = None,
+        vector_dtype: str = "float32",
     ) -> None:
         self.directory = directory
         self.approximate_vectors_above = approximate_vectors_above
+        self.vector_dtype = vector_dtype
         memory = memory or MemorySettings()
         self._sessions = EmbeddedSessions(
             self._query, self._connect, memory.pinned, memory.access_log_assemblies
@@ -1051,6 +1053,7 @@ class EmbeddedBackend:
             (project_dir / settings.store.path).resolve(),
             settings.store.approximate_vectors_above,
             settings.memory,
+            settings.store.vector_dtype,
         )
 
 
