@@ -329,6 +329,14 @@ Feature: Every store backend keeps the same promises
       | uko://code/app/main.py#run   |
     And every store's timeline lists the first fragments of its whole list, at every limit up to 12
 
+  Scenario: The timeline read on from a time lists what came next, oldest first
+    Given every project is indexed
+    Then every store's timeline after "2024-03-01T12:00:00+00:00" lists, oldest first, only "app/util.py, docs/budget.md"
+    And every store's timeline after "2024-03-01T11:59:59+00:00" lists, oldest first, only "app/main.py, app/util.py, docs/budget.md"
+    And every store's timeline after "2024-03-01T12:00:00+00:00" until "2024-03-03T12:00:00+00:00" lists, oldest first, only "app/util.py"
+    And every store's timeline after "2024-03-02T13:00:00+01:00" lists, oldest first, only "docs/budget.md"
+    And every store's timeline after "2024-03-03T12:00:00+00:00" lists nothing
+
   # -- vectors --------------------------------------------------------------------------
 
   Scenario: Vectors are added a batch at a time for every full text that lacks one

@@ -289,6 +289,18 @@ class Timeline(Protocol):
         """Full-text fragments modified within [since, until), newest first, ties by id."""
         ...
 
+    def after(
+        self,
+        moment: datetime,
+        limit: int,
+        filters: RequestFilters,
+        until: datetime | None = None,
+    ) -> Sequence[ContextFragment]:
+        """Full-text fragments modified after `moment` (not at it) and before `until`,
+        oldest first, ties by id: what came next, read from `moment` on.
+        """
+        ...
+
 
 @runtime_checkable
 class SessionTiers(Protocol):

@@ -668,17 +668,42 @@ class EmbeddedStore:
         until: datetime | None = None,
     ) -> list[ContextFragment]:
         """Full-text fragments modified within [since, until), newest first, ties by id."""
+        return self._timeline(limit, filters, (">=", since), (until, "DESC"))
+
+    def after(
+        self,
+        moment: datetime,
+        limit: int,
+        filters: RequestFilters,
+        until: datetime | None = None,
+    ) -> list[ContextFragment]:
+        """Full-text fragments modified after `moment` (not at it) and before `until`,
+        oldest first, ties by id.
+        """
+        return self._timeline(limit, filters, (">", moment), (until, "ASC"))
+
+    def _timeline(
+        self,
+        limit: int,
+        filters: RequestFilters,
+        start: tuple[str, datetime | None],
+        end: tuple[datetime | None, str],
+    ) -> list[ContextFragment]:
+        """Full texts from `start` (a comparison and a time) to before `end`'s time, in
+        `end`'s order of time (ASC or DESC), ties by id, along `fragments_by_time`.
+        """
         if limit <= 0:
             return []
         where, params = filter_sql(filters)
+        (compared, since), (until, order) = start, end
         bounds: list[str] = []
-        for clause, moment in (("modified_at >= ?", since), ("modified_at < ?", until)):
+        for clause, moment in ((f"modified_at {compared} ?", since), ("modified_at < ?", until)):
             if moment is not None:
                 where += f" AND {clause}"
                 bounds.append(utc(moment))
         rows = self._query(
             f"SELECT {FRAGMENT_COLUMNS} FROM fragments WHERE depth = 9 {where}"
-            " ORDER BY modified_at DESC, id LIMIT ?",
+            f" ORDER BY modified_at {order}, id LIMIT ?",
             (*params, *bounds, limit),
         )
         return [as_fragment(row) for row in rows]
