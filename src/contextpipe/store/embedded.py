@@ -33,6 +33,7 @@ from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ..storage import (
     Backends,
+    CarriedMemory,
     DeclaredEdges,
     EdgeRecord,
     EdgeTarget,
@@ -358,6 +359,23 @@ class EmbeddedStore:
             target = self.directory.with_name(f"{self.directory.name}.{label}-{stamp}-{attempt}")
         self.directory.rename(target)
         return str(target)
+
+    def carry_memory(self, previous: str) -> CarriedMemory:
+        """Copy the memory items, pins and access log of the store moved aside to
+        `previous` into this one, in one write; what cannot be read there is named and left
+        there (see `_carry`). Memory items get vectors with the next embedding.
+        """
+        from ._carry import read_previous
+
+        found = read_previous(Path(previous) / DATABASE_NAME)
+        if found.items or found.pins or found.uses:
+            with self.writer() as writer:
+                for item, fragment, node in found.items:
+                    writer.add_memory(item, fragment, node)
+                writer.keep_pins(found.pins)
+                writer.keep_uses(found.uses)
+        left = "; ".join(found.unread) if found.unread else None
+        return CarriedMemory(len(found.items), len(found.pins), len(found.uses), left)
 
     @contextmanager
     def _damage_reported(self) -> Generator[None]:
@@ -942,6 +960,19 @@ class StoreWriter:
     def unpin(self, target: str) -> bool:
         """Unpin a target; whether it was pinned."""
         return self._connection.execute("DELETE FROM pins WHERE target = ?", (target,)).rowcount > 0
+
+    def keep_pins(self, pins: Iterable[tuple[str, str]]) -> None:
+        """Pin targets as they were pinned before, (target, when pinned) each."""
+        self._connection.executemany(
+            "INSERT OR IGNORE INTO pins(target, pinned_at) VALUES (?, ?)", list(pins)
+        )
+
+    def keep_uses(self, uses: Iterable[tuple[str, int, str]]) -> None:
+        """Log uses as they were logged before, (session, assembly, node URI) each."""
+        self._connection.executemany(
+            "INSERT OR IGNORE INTO access_log(session, assembly, uri) VALUES (?, ?, ?)",
+            list(uses),
+        )
 
     def replace_file(
         self,
