@@ -37,8 +37,12 @@ Rules, in order:
    allocation and at least 20.
 6. **Code questions.** With `prefer_source` (request or option), seeds in tests, docs,
    changelogs and CI files weigh `non_source_factor` as much.
-7. **Time.** The walk stops at `time_limit_ms` and proposes what it found so far,
-   saying so in the reasons.
+7. **Time.** The walk stops `time_limit_ms` after it starts and proposes what it found
+   so far, saying so in the reasons. It starts when the graph's edges are ready: the
+   first read of a node's edges waits while the graph resolves them, once per state of
+   the index (about a second on a large repository in a new process, such as a one-shot
+   `contextpipe query`), and that wait is not the walk's. The request's deadline still
+   bounds the whole.
 
 Each reason names the path that reached the node: "calls ← BudgetAllocator.allocate,
 1 hop from focus BudgetAllocator.allocate".
@@ -259,7 +263,10 @@ class BreadthDepthNavigator:
         seeds = {uri: seed for uri, seed in seeds.items() if seed.weight > 0}
         if not seeds:
             return Retrieved([], report)
-        deadline = started + self.options.time_limit_ms / 1000
+        # Rule 7: the first read of any node's edges waits for all of them; count from then.
+        graph.neighbours(min(seeds))
+        ready = time.perf_counter()
+        deadline = ready + self.options.time_limit_ms / 1000
         walk = _breadth(graph, seeds, self.options, deadline)
         wanted = _REACH * budget
         fragments = backends.fragments
@@ -273,8 +280,12 @@ class BreadthDepthNavigator:
         scores = _scores(walk, seeds, self.options)
         note = ""
         if walk.stopped:
-            elapsed = round((time.perf_counter() - started) * 1000)
-            note += f"; walk stopped at its time limit after {elapsed} ms"
+            walked = round((time.perf_counter() - ready) * 1000)
+            waited = round((ready - started) * 1000)
+            note += (
+                f"; walk stopped at its time limit after {walked} ms (edges and starting"
+                f" points took {waited} ms before it)"
+            )
         return Retrieved(_candidates(walk, scores, variants, wanted, note), report)
 
     def explain(self) -> str:
