@@ -55,6 +55,19 @@ Feature: Finding the turns of a conversation that answer a question
     Then the memory in the context starts with the turn "t4"
     And no reason from "relevance" mentions "said right after uko://memory/user/anna/t4"
 
+  Scenario: A turn only the vector search found is scored for its words too
+    # relevance pools the best keyword hits and the nearest vectors: a turn the vectors
+    # brought in keeps its BM25 score for the words it holds ("novel"), never a made-up 0.
+    Given the setting "strategies.relevance.options.pool_size" is 1
+    And the setting "strategies.relevance.options.max_pool_size" is 1
+    And the setting "strategies.relevance.options.follow_ups" is 0
+    And the setting "memory.searched_neighbours" is "none"
+    When the conversation "chat.json" is imported for the user "anna"
+    And the vectors are computed
+    And I ask for "a mountain walk holiday next week, and the novel" within 1000 tokens as user "anna" using only the strategy "relevance"
+    Then the memory in the context starts with the turns "t6, t1"
+    And no reason from "relevance" mentions "BM25 0.00"
+
   Scenario: Without follow-ups relevance ranks every turn by its own score
     Given the setting "strategies.relevance.options.follow_ups" is 0
     And the setting "memory.searched_neighbours" is "none"

@@ -69,6 +69,7 @@ Feature: Every store backend keeps the same promises
     Then every store counts 3 files and every fragment the index wrote
     And searching every store for "pool" finds "uko://doc/docs/budget.md#leftovers" first, matching "pool"
     And searching every store for "budget slug" finds its hits best first, each with the terms it matched
+    And every store scores each full text for "budget slug tokens" as its search does, whatever its rank, and 0 where no word matches
     And in every store every node's variants are its depths, deepest first, its full text first
     And in every store a lookup of many nodes at once gives each node's variants as a lookup of one does
     And every store's fragment lookup counts every variant of every node

@@ -995,6 +995,32 @@ def search_best_first(context: Context, query: str) -> None:
     _each(context, "a search finds its best hits first, with the terms each matched", check)
 
 
+@then(
+    'every store scores each full text for "{query:Plain}" as its search does, whatever its'
+    " rank, and 0 where no word matches"
+)
+def scores_as_search(context: Context, query: str) -> None:
+    def check(subject: _Subject) -> None:
+        text = _read(subject.store).text
+        full = list(_full_texts(subject.store))
+        hits = {hit.fragment.id: hit.score for hit in _search(subject, query)}
+        assert hits and len(hits) < len(full), "the query must match some texts, not all"
+        expected = [hits.get(f.id, 0.0) for f in full]
+        assert list(text.scores(query, full)) == expected, "not the scores its search gives"
+        # Asked alone and in another order: each text's score is its own.
+        for fragment in reversed(full):
+            (score,) = text.scores(query, [fragment])
+            assert score == hits.get(fragment.id, 0.0), f"{fragment.id} alone scores {score}"
+        # The last hit of a search cut to one result still has its score.
+        last = _search(subject, query)[-1]
+        (score,) = text.scores(query, [last.fragment])
+        assert score == last.score and _search(subject, query, 1)[0].fragment.id != (
+            last.fragment.id
+        ), "the last hit is scored as it ranks"
+
+    _each(context, "a text's score does not depend on its rank", check)
+
+
 @then("searching every store for each of these finds what its plain words find:")
 def search_no_syntax(context: Context) -> None:
     def check(subject: _Subject) -> None:

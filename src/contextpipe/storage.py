@@ -237,6 +237,12 @@ class TextSearch(Protocol):
         """Best matches first; user text is never interpreted as query syntax."""
         ...
 
+    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> Sequence[float]:
+        """The score `search` gives each fragment for `query`, whatever its rank (0 for one
+        that matches no query term, or is not searchable).
+        """
+        ...
+
 
 @runtime_checkable
 class GraphView(Protocol):

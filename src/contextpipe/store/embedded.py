@@ -586,6 +586,31 @@ class EmbeddedStore:
             hits.append(TextHit(fragment, score, matched_terms(terms, fragment.text)))
         return hits
 
+    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> list[float]:
+        """The score `search` gives each fragment for `query`, whatever its rank: the same
+        keyword index, read only at these fragments (0 for one matching no query term, or
+        not searchable).
+        """
+        terms = query_terms(query)
+        if not terms or not fragments:
+            return [0.0] * len(fragments)
+        from ._text_index import query_plan
+
+        with self.snapshot():
+            rows = self._query(
+                "SELECT id, rowid FROM fragments WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted({f.id for f in fragments})),),
+            )
+            rowid_of = {str(id_): int(rowid) for id_, rowid in rows}
+            view = self._text_view()
+            with self._damage_reported(), self._text_damage_reported():
+                found = view.scores_of(
+                    self._reader(),
+                    list(query_plan(terms)),
+                    [rowid_of.get(f.id, 0) for f in fragments],
+                )
+        return [float(score) for score in found]
+
     def _text_view(self) -> TextView:
         """The keyword index as this thread's open read transaction sees it, loaded once per
         change of the store and shared by every thread.
