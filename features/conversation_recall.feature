@@ -45,6 +45,29 @@ Feature: Finding the turns of a conversation that answer a question
     Then the memory in the context starts with the turns "t1, t2, t3"
     And the reason of the turn "t2" from "relevance" mentions "said right after uko://memory/user/anna/t1"
 
+  Scenario: Other memory said in between does not crowd out the turns that follow a hit
+    # Global notes said between Anna's question and Ben's answer are seen by Anna's requests
+    # too; with the request's own path filter the timeline read holds them all first.
+    Given the setting "strategies.relevance.options.follow_ups" is 2
+    And the setting "strategies.relevance.options.follow_up_hits" is 1
+    And the setting "memory.searched_neighbours" is "none"
+    And the memory items:
+      | text                        | session | user | at                         |
+      | Gate 1 of the depot opens   |         |      | 2024-05-07T10:00:00.100000 |
+      | Gate 2 of the depot opens   |         |      | 2024-05-07T10:00:00.200000 |
+      | Gate 3 of the depot opens   |         |      | 2024-05-07T10:00:00.300000 |
+      | Gate 4 of the depot opens   |         |      | 2024-05-07T10:00:00.400000 |
+      | Gate 5 of the depot opens   |         |      | 2024-05-07T10:00:00.500000 |
+      | Gate 6 of the depot opens   |         |      | 2024-05-07T10:00:00.600000 |
+      | Gate 7 of the depot opens   |         |      | 2024-05-07T10:00:00.700000 |
+      | Gate 8 of the depot opens   |         |      | 2024-05-07T10:00:00.800000 |
+      | Gate 9 of the depot opens   |         |      | 2024-05-07T10:00:00.900000 |
+    When the conversation "chat.json" is imported for the user "anna"
+    And the vectors are computed
+    And I ask for "Which fantasy novel for the flight?" within 1000 tokens in the paths "memory:*" as user "anna" using only the strategy "relevance"
+    Then the memory in the context starts with the turns "t1, t2, t3"
+    And the turns following "t1" are "t2, t3"
+
   Scenario: A turn said long after the hit does not follow it
     Given the setting "strategies.relevance.options.follow_ups" is 2
     And the setting "strategies.relevance.options.follow_up_hits" is 1
