@@ -41,8 +41,9 @@ Rules, in order:
    so far, saying so in the reasons. It starts when the graph's edges are ready: the
    first read of a node's edges waits while the graph resolves them, once per state of
    the index (about a second on a large repository in a new process, such as a one-shot
-   `contextpipe query`), and that wait is not the walk's. The request's deadline still
-   bounds the whole.
+   `contextpipe query`), and that wait is not the walk's. Whatever the wait, the walk
+   stops `total_limit_ms` after the strategy started, so that a slow start (a loaded
+   machine) shortens the walk instead of running into the executor's deadline.
 
 Each reason names the path that reached the node: "calls ← BudgetAllocator.allocate,
 1 hop from focus BudgetAllocator.allocate".
@@ -180,6 +181,12 @@ class NavigatorOptions(BaseModel):
         ge=0,
         description="The walk stops here and proposes what it found (0: the focus only).",
     )
+    total_limit_ms: int = Field(
+        default=2500,
+        ge=0,
+        description="However long the graph's edges took, the walk stops this long after the"
+        " strategy started (below the executor's strategy deadline, 3000 by default).",
+    )
 
     def edge_weight(self, edge_type: str) -> float:
         """The option weight of an edge type (0 for a type it does not know)."""
@@ -266,7 +273,9 @@ class BreadthDepthNavigator:
         # Rule 7: the first read of any node's edges waits for all of them; count from then.
         graph.neighbours(min(seeds))
         ready = time.perf_counter()
-        deadline = ready + self.options.time_limit_ms / 1000
+        deadline = min(
+            ready + self.options.time_limit_ms / 1000, started + self.options.total_limit_ms / 1000
+        )
         walk = _breadth(graph, seeds, self.options, deadline)
         wanted = _REACH * budget
         fragments = backends.fragments
@@ -300,7 +309,7 @@ class BreadthDepthNavigator:
             "max_hops, depth_first_hops, <type>_weight for calls, inherits, imports, "
             "references, contains, links_to, mentions, reverse_factor, hop_decay, "
             "pagerank_weight, damping, max_neighbours, max_nodes, text_hits, file_evidence, "
-            "prefer_source, non_source_factor, time_limit_ms."
+            "prefer_source, non_source_factor, time_limit_ms, total_limit_ms."
         )
 
 
