@@ -276,7 +276,9 @@ class BreadthDepthNavigator:
         # Rule 7: the walk's own time counts from when the edges are ready, and it all ends
         # at the total limit, also when the edges are not ready by then.
         total = started + self.options.total_limit_ms / 1000
-        edges_ready = _edges_ready(graph, min(seeds), total)
+        # A walk of no time (the focus only) reads no edge: it waits for none.
+        walks = self.options.time_limit_ms > 0
+        edges_ready = not walks or _edges_ready(graph, min(seeds), total)
         ready = time.perf_counter()
         # Edges not ready: no edge is read, the walk proposes its starting points.
         deadline = min(ready + self.options.time_limit_ms / 1000, total) if edges_ready else ready
