@@ -145,6 +145,27 @@ Feature: Finding code from what a request points at, by the structure of the cod
     And the context does not hold "shop/checkout.py#checkout"
     And the reason of "shop/pricing.py#apply_discount" mentions "walk stopped at its time limit"
 
+  Scenario: Edges that take long to be ready do not eat the walk's time
+    # In a one-shot `contextpipe query` on a large repository the graph resolves its edges
+    # on first use, taking about a second: the walk's limit counts from when they are ready.
+    Given the navigator option "time_limit_ms" is 300
+    And the graph's edges take 0.6 seconds to be ready
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context holds "shop/pricing.py#apply_discount" at depth 9
+    And the context holds "shop/checkout.py#checkout"
+    And no reason from "breadth-depth-navigator" mentions "walk stopped at its time limit"
+
+  Scenario: Edges not ready within the total limit leave the focus alone, in time
+    # On a loaded machine the edges may take longer than the strategy's deadline: rather
+    # than run into it and propose nothing at all, the navigator proposes its focus.
+    Given the navigator option "total_limit_ms" is 400
+    And the graph's edges take 1.5 seconds to be ready
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context holds "shop/pricing.py#apply_discount" at depth 9
+    And the context does not hold "shop/checkout.py#checkout"
+    And the reason of "shop/pricing.py#apply_discount" mentions "the graph's edges were not ready after"
+    And the assembly took less than 1 seconds
+
   Scenario: Without a focus, the file that most keyword evidence points at is a starting point
     When I ask for "discount percent" as a code question within 2000 tokens using only the navigator
     Then the reason of "shop/pricing.py" mentions "keyword evidence in"

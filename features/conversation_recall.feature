@@ -45,6 +45,29 @@ Feature: Finding the turns of a conversation that answer a question
     Then the memory in the context starts with the turns "t1, t2, t3"
     And the reason of the turn "t2" from "relevance" mentions "said right after uko://memory/user/anna/t1"
 
+  Scenario: Other memory said in between does not crowd out the turns that follow a hit
+    # Global notes said between Anna's question and Ben's answer are seen by Anna's requests
+    # too; with the request's own path filter the timeline read holds them all first.
+    Given the setting "strategies.relevance.options.follow_ups" is 2
+    And the setting "strategies.relevance.options.follow_up_hits" is 1
+    And the setting "memory.searched_neighbours" is "none"
+    And the memory items:
+      | text                        | session | user | at                         |
+      | Gate 1 of the depot opens   |         |      | 2024-05-07T10:00:00.100000 |
+      | Gate 2 of the depot opens   |         |      | 2024-05-07T10:00:00.200000 |
+      | Gate 3 of the depot opens   |         |      | 2024-05-07T10:00:00.300000 |
+      | Gate 4 of the depot opens   |         |      | 2024-05-07T10:00:00.400000 |
+      | Gate 5 of the depot opens   |         |      | 2024-05-07T10:00:00.500000 |
+      | Gate 6 of the depot opens   |         |      | 2024-05-07T10:00:00.600000 |
+      | Gate 7 of the depot opens   |         |      | 2024-05-07T10:00:00.700000 |
+      | Gate 8 of the depot opens   |         |      | 2024-05-07T10:00:00.800000 |
+      | Gate 9 of the depot opens   |         |      | 2024-05-07T10:00:00.900000 |
+    When the conversation "chat.json" is imported for the user "anna"
+    And the vectors are computed
+    And I ask for "Which fantasy novel for the flight?" within 1000 tokens in the paths "memory:*" as user "anna" using only the strategy "relevance"
+    Then the memory in the context starts with the turns "t1, t2, t3"
+    And the turns following "t1" are "t2, t3"
+
   Scenario: A turn said long after the hit does not follow it
     Given the setting "strategies.relevance.options.follow_ups" is 2
     And the setting "strategies.relevance.options.follow_up_hits" is 1
@@ -54,6 +77,19 @@ Feature: Finding the turns of a conversation that answer a question
     And I ask for "I repainted the kitchen walls blue" within 1000 tokens as user "anna" using only the strategy "relevance"
     Then the memory in the context starts with the turn "t4"
     And no reason from "relevance" mentions "said right after uko://memory/user/anna/t4"
+
+  Scenario: A turn only the vector search found is scored for its words too
+    # relevance pools the best keyword hits and the nearest vectors: a turn the vectors
+    # brought in keeps its BM25 score for the words it holds ("novel"), never a made-up 0.
+    Given the setting "strategies.relevance.options.pool_size" is 1
+    And the setting "strategies.relevance.options.max_pool_size" is 1
+    And the setting "strategies.relevance.options.follow_ups" is 0
+    And the setting "memory.searched_neighbours" is "none"
+    When the conversation "chat.json" is imported for the user "anna"
+    And the vectors are computed
+    And I ask for "a mountain walk holiday next week, and the novel" within 1000 tokens as user "anna" using only the strategy "relevance"
+    Then the memory in the context starts with the turns "t6, t1"
+    And no reason from "relevance" mentions "BM25 0.00"
 
   Scenario: Without follow-ups relevance ranks every turn by its own score
     Given the setting "strategies.relevance.options.follow_ups" is 0

@@ -45,6 +45,38 @@ Feature: Memory items: notes and conversations with a time and a scope
     Then a request about "release" as session "s-1" holds no memory
     And a request about "release" as session "s-2" holds the memory "The release notes live in the wiki"
 
+  Scenario: Rebuilding the index keeps memory, pins and what each session was given
+    # Files can be indexed again; memory, pins and session logs come from nowhere else.
+    Given the memory items:
+      | text                                 | session | user  | at               |
+      | The release train leaves at noon     | s-1     |       | 2024-05-07T10:00 |
+      | Carol signs the release notes        |         | carol | 2024-05-07T11:00 |
+    And "docs/guide.md" is pinned
+    And session "s-1" was given the answer to "release train"
+    When the project is rebuilt
+    Then the rebuild said "kept 2 memory items, 1 pin and "
+    And a request about "release" as session "s-1" holds the memory "The release train leaves at noon"
+    And the new store pins "docs/guide.md" and remembers what session "s-1" was given
+    When I ask for "release notes" within 300 tokens as user "carol"
+    Then the context holds 1 memory fragment
+
+  Scenario Outline: A moved-aside store that is <damage> keeps what cannot be read, said in one line
+    Given the memory items:
+      | text                                 | session | user | at               |
+      | The release train leaves at noon     | s-1     |      | 2024-05-07T10:00 |
+    And "docs/guide.md" is pinned
+    And the store's database is <damage>
+    When the project is rebuilt
+    Then the rebuild said "<kept>"
+    And the rebuild said "<left>"
+    And the moved folder holds the damaged database, byte for byte
+    And a request about "release" as session "s-1" holds no memory
+
+    Examples:
+      | damage                      | kept                                              | left                                                                        |
+      | overwritten with garbage    | memory, pins and session logs not kept:           | the old store cannot be read (file is not a database); they stay in         |
+      | missing its fragments table | kept 0 memory items, 1 pin and 0 logged uses from | ; not kept: memory items (no such table: fragments); it stays there         |
+
   Scenario: Forgetting memory must name whose
     When memory is forgotten without naming a session, a user or global memory
     Then it fails saying "name one session, one user, or global memory to forget"

@@ -69,6 +69,7 @@ Feature: Every store backend keeps the same promises
     Then every store counts 3 files and every fragment the index wrote
     And searching every store for "pool" finds "uko://doc/docs/budget.md#leftovers" first, matching "pool"
     And searching every store for "budget slug" finds its hits best first, each with the terms it matched
+    And every store scores each full text for "budget slug tokens" as its search does, whatever its rank, and 0 where no word matches
     And in every store every node's variants are its depths, deepest first, its full text first
     And in every store a lookup of many nodes at once gives each node's variants as a lookup of one does
     And every store's fragment lookup counts every variant of every node
@@ -328,6 +329,14 @@ Feature: Every store backend keeps the same promises
       | uko://code/app/util.py#title |
       | uko://code/app/main.py#run   |
     And every store's timeline lists the first fragments of its whole list, at every limit up to 12
+
+  Scenario: The timeline read on from a time lists what came next, oldest first
+    Given every project is indexed
+    Then every store's timeline after "2024-03-01T12:00:00+00:00" lists, oldest first, only "app/util.py, docs/budget.md"
+    And every store's timeline after "2024-03-01T11:59:59+00:00" lists, oldest first, only "app/main.py, app/util.py, docs/budget.md"
+    And every store's timeline after "2024-03-01T12:00:00+00:00" until "2024-03-03T12:00:00+00:00" lists, oldest first, only "app/util.py"
+    And every store's timeline after "2024-03-02T13:00:00+01:00" lists, oldest first, only "docs/budget.md"
+    And every store's timeline after "2024-03-03T12:00:00+00:00" lists nothing
 
   # -- vectors --------------------------------------------------------------------------
 

@@ -103,6 +103,18 @@ A Query As Of An Earlier Time Leaves Out Later Memory And Weighs By Age
     Should Contain    ${error}    --as-of: 'soon' is not an ISO 8601 time
 
 
+Rebuilding The Index Keeps The Memory And Says What It Kept
+    Run contextpipe    remember    The delta crew rotates the keys on Sundays    --session    delta
+    ...    --at    2024-07-01T09:00
+    ${out}=    Run contextpipe    index    --rebuild    docs/
+    ${moved}=    Should Match Regexp    ${out.stdout}
+    ...    (?m)^moved the store aside to (.*/\\.contextpipe\\.previous-\\d{8}T\\d{6}Z); indexing
+    Should Match Regexp    ${out.stdout}    (?m)^kept \\d+ memory items, \\d+ pins? and \\d+ logged uses? from
+    Should Contain    ${out.stdout}    logged uses from ${moved}[1]\n
+    ${kept}=    Memory Texts Of A Query    delta crew keys    --session    delta
+    Should Be Equal    ${kept}    ${{ ["[2024-07-01 09:00] The delta crew rotates the keys on Sundays"] }}
+
+
 *** Keywords ***
 Memory Texts Of A Query
     [Documentation]    The texts of the memory fragments `query QUERY --format json` gives.

@@ -8,7 +8,7 @@ from behave import given, step, then, when
 from behave.runner import Context
 from testkit import assemble, pipeline, report, result
 
-from contextpipe import ResultFragment, StrategySelection
+from contextpipe import RequestFilters, ResultFragment, StrategySelection
 
 
 @when(
@@ -16,6 +16,24 @@ from contextpipe import ResultFragment, StrategySelection
 )
 def ask_as_user_with(context: Context, query: str, budget: int, user: str, name: str) -> None:
     assemble(context, query, budget=budget, user=user, strategies={name: StrategySelection()})
+
+
+@when(
+    'I ask for "{query}" within {budget:d} tokens in the paths "{paths}" as user "{user}"'
+    ' using only the strategy "{name}"'
+)
+def ask_as_user_in_paths(
+    context: Context, query: str, budget: int, paths: str, user: str, name: str
+) -> None:
+    filters = RequestFilters(paths=tuple(p.strip() for p in paths.split(",")), user=user)
+    assemble(
+        context,
+        query,
+        budget=budget,
+        user=user,
+        filters=filters,
+        strategies={name: StrategySelection()},
+    )
 
 
 def _turns(context: Context) -> list[ResultFragment]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 from behave import given, then, when
 from behave.runner import Context
@@ -192,3 +193,33 @@ def navigator_focused_as(context: Context, session: str, query: str, focus: str)
 @then("the context holds no memory")
 def context_holds_no_memory(context: Context) -> None:
     assert _memory_texts(context) == [], _memory_texts(context)
+
+
+@when("the project is rebuilt")
+def project_rebuilt(context: Context) -> None:
+    """As `contextpipe index --rebuild` does: move the store aside, carry its memory over,
+    index anew.
+    """
+    rebuilding = pipeline(context)
+    moved = rebuilding.move_store_aside()
+    assert moved is not None, "there was no store to move aside"
+    context.moved = Path(moved)
+    context.rebuild_said = rebuilding.carry_memory(moved).summary(moved)
+    context.summaries = rebuilding.index([context.project])
+
+
+@then('the rebuild said "{words}"')
+def rebuild_said(context: Context, words: str) -> None:
+    said = context.rebuild_said
+    assert said is not None and words in said, f"it said {said!r}"
+    assert "\n" not in said, f"not one line: {said!r}"
+
+
+@then('the new store pins "{path}" and remembers what session "{session}" was given')
+def pins_and_log_kept(context: Context, path: str, session: str) -> None:
+    sessions = pipeline(context).store.backends().sessions
+    assert sessions is not None
+    pinned = {f.source.path for f in sessions.pinned(100, RequestFilters())}
+    assert pinned == {path}, f"it pins {pinned}"
+    used = sessions.recently_used(session, 100, RequestFilters(session=session))
+    assert used, f"it remembers nothing given to {session}"

@@ -4,12 +4,20 @@ analysis, code mentions and source roles.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
 from behave import given, then, when
 from behave.runner import Context
-from testkit import assemble, result, toml_value
+from testkit import assemble, pipeline, result, toml_value
 
 from contextpipe import (
+    Backends,
     ContextRequest,
+    GraphView,
     ResultFragment,
     StrategySelection,
     code_mentions,
@@ -37,6 +45,47 @@ def _only(name: str) -> dict[str, StrategySelection]:
 @given('the navigator option "{key}" is {value}')
 def navigator_option(context: Context, key: str, value: str) -> None:
     _reopened_with(context, f"strategies.{NAVIGATOR}.options.{key}", toml_value(value))
+
+
+class _SlowEdges:
+    """A graph whose edges are ready `delay` seconds after they are first asked for, as a
+    large repository's are in a new process; its nodes and names are ready at once.
+    """
+
+    def __init__(self, inner: GraphView, delay: float) -> None:
+        self._inner, self._delay = inner, delay
+        self._ready = threading.Event()
+
+    def _edges(self) -> GraphView:
+        if not self._ready.is_set():
+            time.sleep(self._delay)
+            self._ready.set()
+        return self._inner
+
+    def neighbours(self, *args: Any, **kwargs: Any) -> Any:
+        return self._edges().neighbours(*args, **kwargs)
+
+    def subgraph(self, *args: Any, **kwargs: Any) -> Any:
+        return self._edges().subgraph(*args, **kwargs)
+
+    def pagerank(self, *args: Any, **kwargs: Any) -> Any:
+        return self._edges().pagerank(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # node, lookup, stats: no edges needed
+        return getattr(self._inner, name)
+
+
+@given("the graph's edges take {seconds:g} seconds to be ready")
+def slow_edges(context: Context, seconds: float) -> None:
+    store = pipeline(context).store
+    backends: Callable[[], Backends] = store.backends
+
+    def slow() -> Backends:
+        offered = backends()
+        assert offered.graph is not None, "the store offers no graph"
+        return dataclasses.replace(offered, graph=_SlowEdges(offered.graph, seconds))
+
+    store.backends = slow  # type: ignore[method-assign]
 
 
 @given("the packer weighs relevance only")

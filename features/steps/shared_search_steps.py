@@ -13,6 +13,7 @@ from testkit import pipeline, register_strategy
 from contextpipe import (
     Backends,
     Candidate,
+    ContextFragment,
     ContextRequest,
     RequestFilters,
     TextHit,
@@ -29,6 +30,9 @@ class _Counted:
     def search(self, query: str, limit: int, filters: RequestFilters) -> Sequence[TextHit]:
         self._calls.append(limit)
         return self._text.search(query, limit, filters)
+
+    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> Sequence[float]:
+        return self._text.scores(query, fragments)
 
 
 @given("the store's text searches are counted")

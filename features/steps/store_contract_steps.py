@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -95,7 +95,16 @@ def _time_bounds(text: str) -> tuple[datetime | None, datetime | None]:
 
 # `"{query:Plain}"` stops at the closing quote: a step with two quoted values never
 # matches a step with one.
-register_type(Plain=_unquoted, Filters=_request_filters, Bounds=_time_bounds)
+@parse.with_pattern(r'(?: until "[^"]*")?')
+def _until(text: str) -> datetime | None:
+    """` until "<moment>"`, or nothing."""
+    given = dict(_QUOTED.findall(text))
+    return _moment(given["until"]) if "until" in given else None
+
+
+register_type(Plain=_unquoted, Filters=_request_filters, Bounds=_time_bounds, Until=_until)
+#: Before anything a store holds.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -986,6 +995,32 @@ def search_best_first(context: Context, query: str) -> None:
     _each(context, "a search finds its best hits first, with the terms each matched", check)
 
 
+@then(
+    'every store scores each full text for "{query:Plain}" as its search does, whatever its'
+    " rank, and 0 where no word matches"
+)
+def scores_as_search(context: Context, query: str) -> None:
+    def check(subject: _Subject) -> None:
+        text = _read(subject.store).text
+        full = list(_full_texts(subject.store))
+        hits = {hit.fragment.id: hit.score for hit in _search(subject, query)}
+        assert hits and len(hits) < len(full), "the query must match some texts, not all"
+        expected = [hits.get(f.id, 0.0) for f in full]
+        assert list(text.scores(query, full)) == expected, "not the scores its search gives"
+        # Asked alone and in another order: each text's score is its own.
+        for fragment in reversed(full):
+            (score,) = text.scores(query, [fragment])
+            assert score == hits.get(fragment.id, 0.0), f"{fragment.id} alone scores {score}"
+        # The last hit of a search cut to one result still has its score.
+        last = _search(subject, query)[-1]
+        (score,) = text.scores(query, [last.fragment])
+        assert score == last.score and _search(subject, query, 1)[0].fragment.id != (
+            last.fragment.id
+        ), "the last hit is scored as it ranks"
+
+    _each(context, "a text's score does not depend on its rank", check)
+
+
 @then("searching every store for each of these finds what its plain words find:")
 def search_no_syntax(context: Context) -> None:
     def check(subject: _Subject) -> None:
@@ -1385,6 +1420,43 @@ def timeline_limit_prefix(context: Context, most: int) -> None:
     _each(context, "the timeline keeps to its limit", check)
 
 
+@then(
+    'every store\'s timeline after "{moment:Plain}"{until:Until} lists, oldest first,'
+    ' only "{paths:Plain}"'
+)
+def timeline_after(context: Context, moment: str, until: datetime | None, paths: str) -> None:
+    _timeline_after(context, _moment(moment), until, _listed(paths))
+
+
+@then('every store\'s timeline after "{moment:Plain}"{until:Until} lists nothing')
+def timeline_after_nothing(context: Context, moment: str, until: datetime | None) -> None:
+    _timeline_after(context, _moment(moment), until, ())
+
+
+def _timeline_after(
+    context: Context, moment: datetime, until: datetime | None, paths: tuple[str, ...]
+) -> None:
+    def check(subject: _Subject) -> None:
+        timeline = _read(subject.store).timeline
+        listed = timeline.after(moment, _ALL, RequestFilters(), until)
+        keys = [(_modified(f), f.id) for f in listed]
+        assert keys == sorted(keys), f"not oldest first, ties by id: {keys}"
+        assert all(moment < when for when, _ in keys), f"it lists {moment} or earlier: {keys}"
+        assert {f.detail_depth for f in listed} <= {9}, "it lists what is not a full text"
+        assert _paths_in_order(listed) == list(paths), f"it lists {_paths_in_order(listed)}"
+        # The same texts as the newest-first read of the same span, in the other order.
+        since = moment + timedelta(microseconds=1)
+        newest = timeline.recent(_ALL, RequestFilters(), since, until)
+        assert sorted(f.id for f in listed) == sorted(f.id for f in newest), (
+            f"it lists {[f.id for f in listed]}, the newest-first read {[f.id for f in newest]}"
+        )
+        for limit in range(len(listed) + 2):
+            found = [f.id for f in timeline.after(moment, limit, RequestFilters(), until)]
+            assert found == [f.id for f in listed][:limit], f"limit {limit}: {found}"
+
+    _each(context, "the timeline after a time lists what came next, oldest first", check)
+
+
 # -- readers in worker threads -------------------------------------------------------------
 
 
@@ -1639,6 +1711,7 @@ def memory_seen(context: Context, query: str) -> None:
             seen = {
                 "search": _memory_ids(h.fragment for h in read.text.search(query, _ALL, filters)),
                 "timeline": _memory_ids(read.timeline.recent(_ALL, filters)),
+                "timeline after": _memory_ids(read.timeline.after(_EPOCH, _ALL, filters)),
                 "recent memory": _memory_ids(read.sessions.recent_memory(_ALL, filters)),
                 "named": _memory_ids(read.sessions.named(uris, _ALL, filters)),
             }

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .registry import EmbedderRegistry, PluginInfo, RegisteredStrategy
     from .storage import (
         Backends,
+        CarriedMemory,
         DeclaredEdges,
         Direction,
         EdgeRecord,
@@ -135,6 +136,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
     "storage": (
         "Backends",
+        "CarriedMemory",
         "DeclaredEdges",
         "Direction",
         "EdgeRecord",
@@ -205,6 +207,7 @@ __all__ = [
     "BudgetAllocator",
     "BudgetError",
     "Candidate",
+    "CarriedMemory",
     "ChatMessage",
     "CodeLocation",
     "CodeMentions",

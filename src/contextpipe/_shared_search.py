@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from dataclasses import replace
 from typing import Generic, TypeVar
 
-from .models import RequestFilters
+from .models import ContextFragment, RequestFilters
 from .storage import Backends, TextHit, TextSearch
 
 H = TypeVar("H")
@@ -70,6 +70,10 @@ class SharedTextSearch:
         return self._shared.search(
             query, limit, filters, lambda: self._text.search(query, limit, filters)
         )
+
+    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> Sequence[float]:
+        """Each fragment's score for `query`, as the store gives it."""
+        return self._text.scores(query, fragments)
 
 
 def with_shared_text(backends: Backends) -> Backends:

@@ -242,6 +242,11 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
         moved = pipeline.move_store_aside() if rebuild else None
         if moved is not None and output_format == "text":
             click.echo(f"moved the store aside to {moved}; indexing into a new one")
+        # Memory, pins and session logs come from no file: carried over, not re-indexed.
+        carried = pipeline.carry_memory(moved) if moved is not None else None
+        said = carried.summary(moved) if carried is not None and moved is not None else None
+        if said is not None and output_format == "text":
+            click.echo(said)
         if stderr.is_terminal:
             with _progress_bar(stderr) as bar:
                 summaries = pipeline.index(roots, _BarProgress(bar, "files"))
@@ -260,6 +265,7 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
             },
             "vectors": asdict(vectors) if vectors else {"error": no_vectors},
             "moved_aside": moved,
+            "memory_carried": asdict(carried) if carried is not None else None,
         }
         click.echo(json.dumps(result, indent=2))
         return

@@ -49,7 +49,16 @@ from .registry import (
 )
 from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
-from .storage import VECTORS, Backends, GraphView, MemoryItem, MemoryScope, Store, StoreStats
+from .storage import (
+    VECTORS,
+    Backends,
+    CarriedMemory,
+    GraphView,
+    MemoryItem,
+    MemoryScope,
+    Store,
+    StoreStats,
+)
 from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
 from .vector_search import DISABLED, with_vectors, without_vectors
 
@@ -305,6 +314,13 @@ class Pipeline:
         next `index` starts a new one; where it went, or None when there was none.
         """
         return self.store.move_aside()
+
+    def carry_memory(self, previous: str) -> CarriedMemory:
+        """Copy what no file can give back (memory items, pins, each session's access log)
+        from the store `move_store_aside` moved to `previous` into the new one (see
+        `Store.carry_memory`); what could not be read stays there, named in `left`.
+        """
+        return self.store.carry_memory(previous)
 
     def check(self) -> None:
         """Raise `StoreError`, saying what to run, unless the index exists and is whole."""

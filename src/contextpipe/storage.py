@@ -237,6 +237,12 @@ class TextSearch(Protocol):
         """Best matches first; user text is never interpreted as query syntax."""
         ...
 
+    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> Sequence[float]:
+        """The score `search` gives each fragment for `query`, whatever its rank (0 for one
+        that matches no query term, or is not searchable).
+        """
+        ...
+
 
 @runtime_checkable
 class GraphView(Protocol):
@@ -287,6 +293,18 @@ class Timeline(Protocol):
         until: datetime | None = None,
     ) -> Sequence[ContextFragment]:
         """Full-text fragments modified within [since, until), newest first, ties by id."""
+        ...
+
+    def after(
+        self,
+        moment: datetime,
+        limit: int,
+        filters: RequestFilters,
+        until: datetime | None = None,
+    ) -> Sequence[ContextFragment]:
+        """Full-text fragments modified after `moment` (not at it) and before `until`,
+        oldest first, ties by id: what came next, read from `moment` on.
+        """
         ...
 
 
@@ -453,6 +471,36 @@ class StoreStats:
     searchable: int
 
 
+@dataclass(frozen=True)
+class CarriedMemory:
+    """What `Store.carry_memory` copied from a moved-aside store: memory items, pins and
+    logged uses of sessions, and what it could not read there (None: it read everything).
+    """
+
+    items: int
+    pins: int
+    uses: int
+    left: str | None = None
+
+    def summary(self, previous: str) -> str | None:
+        """One line saying what was kept and what was not (None: there was nothing)."""
+        kept = (
+            f"{_counted(self.items, 'memory item')}, {_counted(self.pins, 'pin')} and"
+            f" {_counted(self.uses, 'logged use')}"
+        )
+        if self.left is not None and not (self.items or self.pins or self.uses):
+            return f"memory, pins and session logs not kept: {self.left}; they stay in {previous}"
+        if self.left is not None:
+            return f"kept {kept} from {previous}; not kept: {self.left}; it stays there"
+        if self.items or self.pins or self.uses:
+            return f"kept {kept} from {previous}"
+        return None
+
+
+def _counted(count: int, thing: str) -> str:
+    return f"{count} {thing}" if count == 1 else f"{count} {thing}s"
+
+
 class IndexWriter(Protocol):
     """Changes inside a write session; a file's changes commit together or not at all."""
 
@@ -559,6 +607,15 @@ class Store(Protocol):
     def move_aside(self) -> str | None:
         """Keep the current index under another name, so that the next index starts empty;
         returns where it went (None: there was nothing to move).
+        """
+        ...
+
+    def carry_memory(self, previous: str) -> CarriedMemory:
+        """Copy into this store what no file can give back from the store `move_aside`
+        moved to `previous`: memory items (their texts, what they are searched by, times,
+        scope, speakers, nodes), pins and each session's access log. `previous` is only
+        read; what cannot be read there is left there, and said in `CarriedMemory.left`.
+        Vectors come with the next embedding, as a file's do.
         """
         ...
 

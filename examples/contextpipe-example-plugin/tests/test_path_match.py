@@ -59,6 +59,15 @@ class FakeTimeline:
             if any(fnmatchcase(f.source.path, glob) for glob in filters.paths or ("*",))
         ][:limit]
 
+    def after(
+        self,
+        moment: datetime,
+        limit: int,
+        filters: RequestFilters,
+        until: datetime | None = None,
+    ) -> Sequence[ContextFragment]:
+        return list(reversed(self.recent(len(self.fragments), filters)))[:limit]
+
 
 def request(query: str, budget: int = 1000, paths: tuple[str, ...] = ()) -> ContextRequest:
     return ContextRequest(query=query, budget=budget, filters=RequestFilters(paths=paths))

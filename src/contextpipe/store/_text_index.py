@@ -546,6 +546,27 @@ class TextView:
             values += term.at(candidates, self._norm)
         return self.rowids[candidates], values
 
+    def scores_of(
+        self, connection: sqlite3.Connection, terms: Sequence[str | Phrase], rowids: Sequence[int]
+    ) -> Float:
+        """The BM25 scores `best` gives these fragments, in their order, whatever their
+        rank (0 for one that holds no query term, or that this view does not hold).
+        """
+        wanted = np.asarray(rowids, np.int64)
+        scores = np.zeros(len(wanted), np.float64)
+        if not len(self.rowids) or not len(wanted):
+            return scores
+        at = np.clip(np.searchsorted(self.rowids, wanted), 0, len(self.rowids) - 1)
+        held = (self.rowids[at] == wanted) & self.live[at]
+        positions = np.unique(at[held])  # ascending, as `_Term.at` reads them
+        if not len(positions):
+            return scores
+        values = np.zeros(len(positions), np.float64)
+        for term in self._terms(connection, terms):
+            values += term.at(positions, self._norm)
+        scores[held] = values[np.searchsorted(positions, at[held])]
+        return scores
+
     def _pruned(self, found: Sequence[_Term], need: int) -> Int | None:
         """The fragments that may be among the `need` best, or None when pruning saves
         nothing (every term had to be taken whole, or the fragments found are too many).

@@ -33,6 +33,7 @@ from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ..storage import (
     Backends,
+    CarriedMemory,
     DeclaredEdges,
     EdgeRecord,
     EdgeTarget,
@@ -390,6 +391,23 @@ class EmbeddedStore:
         self.directory.rename(target)
         return str(target)
 
+    def carry_memory(self, previous: str) -> CarriedMemory:
+        """Copy the memory items, pins and access log of the store moved aside to
+        `previous` into this one, in one write; what cannot be read there is named and left
+        there (see `_carry`). Memory items get vectors with the next embedding.
+        """
+        from ._carry import read_previous
+
+        found = read_previous(Path(previous) / DATABASE_NAME)
+        if found.items or found.pins or found.uses:
+            with self.writer() as writer:
+                for item, fragment, node in found.items:
+                    writer.add_memory(item, fragment, node)
+                writer.keep_pins(found.pins)
+                writer.keep_uses(found.uses)
+        left = "; ".join(found.unread) if found.unread else None
+        return CarriedMemory(len(found.items), len(found.pins), len(found.uses), left)
+
     @contextmanager
     def _damage_reported(self) -> Generator[None]:
         """SQLite's errors for a damaged file become one `StoreError` line saying what to do."""
@@ -596,6 +614,31 @@ class EmbeddedStore:
             hits.append(TextHit(fragment, score, matched_terms(terms, fragment.text)))
         return hits
 
+    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> list[float]:
+        """The score `search` gives each fragment for `query`, whatever its rank: the same
+        keyword index, read only at these fragments (0 for one matching no query term, or
+        not searchable).
+        """
+        terms = query_terms(query)
+        if not terms or not fragments:
+            return [0.0] * len(fragments)
+        from ._text_index import query_plan
+
+        with self.snapshot():
+            rows = self._query(
+                "SELECT id, rowid FROM fragments WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted({f.id for f in fragments})),),
+            )
+            rowid_of = {str(id_): int(rowid) for id_, rowid in rows}
+            view = self._text_view()
+            with self._damage_reported(), self._text_damage_reported():
+                found = view.scores_of(
+                    self._reader(),
+                    list(query_plan(terms)),
+                    [rowid_of.get(f.id, 0) for f in fragments],
+                )
+        return [float(score) for score in found]
+
     def _text_view(self) -> TextView:
         """The keyword index as this thread's open read transaction sees it, loaded once per
         change of the store and shared by every thread.
@@ -696,17 +739,42 @@ class EmbeddedStore:
         until: datetime | None = None,
     ) -> list[ContextFragment]:
         """Full-text fragments modified within [since, until), newest first, ties by id."""
+        return self._timeline(limit, filters, (">=", since), (until, "DESC"))
+
+    def after(
+        self,
+        moment: datetime,
+        limit: int,
+        filters: RequestFilters,
+        until: datetime | None = None,
+    ) -> list[ContextFragment]:
+        """Full-text fragments modified after `moment` (not at it) and before `until`,
+        oldest first, ties by id.
+        """
+        return self._timeline(limit, filters, (">", moment), (until, "ASC"))
+
+    def _timeline(
+        self,
+        limit: int,
+        filters: RequestFilters,
+        start: tuple[str, datetime | None],
+        end: tuple[datetime | None, str],
+    ) -> list[ContextFragment]:
+        """Full texts from `start` (a comparison and a time) to before `end`'s time, in
+        `end`'s order of time (ASC or DESC), ties by id, along `fragments_by_time`.
+        """
         if limit <= 0:
             return []
         where, params = filter_sql(filters)
+        (compared, since), (until, order) = start, end
         bounds: list[str] = []
-        for clause, moment in (("modified_at >= ?", since), ("modified_at < ?", until)):
+        for clause, moment in ((f"modified_at {compared} ?", since), ("modified_at < ?", until)):
             if moment is not None:
                 where += f" AND {clause}"
                 bounds.append(utc(moment))
         rows = self._query(
             f"SELECT {FRAGMENT_COLUMNS} FROM fragments WHERE depth = 9 {where}"
-            " ORDER BY modified_at DESC, id LIMIT ?",
+            f" ORDER BY modified_at {order}, id LIMIT ?",
             (*params, *bounds, limit),
         )
         return [as_fragment(row) for row in rows]
@@ -946,6 +1014,19 @@ class StoreWriter:
     def unpin(self, target: str) -> bool:
         """Unpin a target; whether it was pinned."""
         return self._connection.execute("DELETE FROM pins WHERE target = ?", (target,)).rowcount > 0
+
+    def keep_pins(self, pins: Iterable[tuple[str, str]]) -> None:
+        """Pin targets as they were pinned before, (target, when pinned) each."""
+        self._connection.executemany(
+            "INSERT OR IGNORE INTO pins(target, pinned_at) VALUES (?, ?)", list(pins)
+        )
+
+    def keep_uses(self, uses: Iterable[tuple[str, int, str]]) -> None:
+        """Log uses as they were logged before, (session, assembly, node URI) each."""
+        self._connection.executemany(
+            "INSERT OR IGNORE INTO access_log(session, assembly, uri) VALUES (?, ?, ?)",
+            list(uses),
+        )
 
     def replace_file(
         self,

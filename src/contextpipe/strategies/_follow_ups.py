@@ -6,21 +6,28 @@ recommendations?" - "You'd love this fantasy novel..."), and a speaker often goe
 their next turn. The turns that follow an item are the memory items of the same scope and
 owner (the same conversation: the node URI up to its last `/`, where owner and id are
 percent-quoted) said after it and within `window` of it, earliest first, ties by id.
+
+They are read from the timeline oldest first from the item's time on, within the stored
+paths of its conversation (`memory:<scope>/<owner>/`, unless the request filters paths
+itself), so a read holds the next turns and
+little else; a path that only starts the same way (owner `a` and owner `a/b`) is told apart
+by the URI, and a read that held too few of the conversation's own is made again, larger.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
+from urllib.parse import unquote
 
 from contextpipe import ContextFragment, RequestFilters, Timeline
 
 #: The kind of a memory item's fragment.
 MEMORY = "memory"
-#: Items read from the timeline at once; a fuller answer narrows the window (the timeline
-#: gives the newest first, and the nearest are wanted).
-_PAGE = 64
-_NARROWINGS = 12
+#: The first read holds this many times the turns wanted (at least `_AT_LEAST`); each
+#: further read holds `_GROWTH` times more.
+_AT_LEAST = 8
+_GROWTH = 4
 
 
 def conversation_of(fragment: ContextFragment) -> str | None:
@@ -44,16 +51,27 @@ def following(
     said = item.source.modified_at
     if conversation is None or said is None or count <= 0:
         return ()
-    scoped = filters.model_copy(update={"kinds": (MEMORY,)})
-    since = said + timedelta(microseconds=1)
-    until = said + window
-    found: Sequence[ContextFragment] = ()
-    for _ in range(_NARROWINGS):
-        found = timeline.recent(_PAGE, scoped, since=since, until=until)
-        if len(found) < _PAGE:
-            break
-        # Full: the nearest may lie beyond the page. Halve the window and look again.
-        until = since + (until - since) / 2
-    same = [f for f in found if conversation_of(f) == conversation and f.id != item.id]
-    same.sort(key=lambda f: (f.source.modified_at or said, f.id))
-    return same[:count]
+    # The request's own path globs stay (the turns must fit them too); without any, the
+    # read keeps to the conversation's paths.
+    paths = filters.paths or (_glob_literal(_stored_prefix(item)) + "*",)
+    scoped = filters.model_copy(update={"kinds": (MEMORY,), "paths": paths})
+    limit = max(_AT_LEAST, 2 * count)
+    while True:
+        found = timeline.after(said, limit, scoped, until=said + window)
+        same = [f for f in found if conversation_of(f) == conversation and f.id != item.id]
+        if len(same) >= count or len(found) < limit:
+            return same[:count]
+        limit *= _GROWTH
+
+
+def _stored_prefix(item: ContextFragment) -> str:
+    """The stored path of `item` without its id: the stored paths of its conversation
+    start so (`memory:<scope>/<owner>/`; the id is the URI's last part, percent-quoted).
+    """
+    item_id = unquote(item.uko_uri.rpartition("/")[2])
+    return item.source.path.removesuffix(item_id)
+
+
+def _glob_literal(text: str) -> str:
+    """`text` as a glob pattern that matches only itself."""
+    return "".join(f"[{char}]" if char in "*?[" else char for char in text)

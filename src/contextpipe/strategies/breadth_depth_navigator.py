@@ -37,8 +37,15 @@ Rules, in order:
    allocation and at least 20.
 6. **Code questions.** With `prefer_source` (request or option), seeds in tests, docs,
    changelogs and CI files weigh `non_source_factor` as much.
-7. **Time.** The walk stops at `time_limit_ms` and proposes what it found so far,
-   saying so in the reasons.
+7. **Time.** The walk stops `time_limit_ms` after it starts and proposes what it found
+   so far, saying so in the reasons. It starts when the graph's edges are ready: the
+   first read of a node's edges waits while the graph resolves them, once per state of
+   the index (about a second on a large repository in a new process, such as a one-shot
+   `contextpipe query`), and that wait is not the walk's. Whatever the wait, the walk
+   stops `total_limit_ms` after the strategy started, and when the edges are not ready by
+   then it proposes its starting points alone (the edges go on resolving for the next
+   request), so that a slow start (a loaded machine) shortens the walk instead of running
+   into the executor's deadline.
 
 Each reason names the path that reached the node: "calls ← BudgetAllocator.allocate,
 1 hop from focus BudgetAllocator.allocate".
@@ -46,6 +53,7 @@ Each reason names the path that reached the node: "calls ← BudgetAllocator.all
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -176,6 +184,12 @@ class NavigatorOptions(BaseModel):
         ge=0,
         description="The walk stops here and proposes what it found (0: the focus only).",
     )
+    total_limit_ms: int = Field(
+        default=2000,
+        ge=0,
+        description="However long the graph's edges took, the walk stops this long after the"
+        " strategy started (below the executor's strategy deadline, 3000 by default).",
+    )
 
     def edge_weight(self, edge_type: str) -> float:
         """The option weight of an edge type (0 for a type it does not know)."""
@@ -259,22 +273,57 @@ class BreadthDepthNavigator:
         seeds = {uri: seed for uri, seed in seeds.items() if seed.weight > 0}
         if not seeds:
             return Retrieved([], report)
-        deadline = started + self.options.time_limit_ms / 1000
+        # Rule 7: the walk's own time counts from when the edges are ready, and it all ends
+        # at the total limit, also when the edges are not ready by then.
+        total = started + self.options.total_limit_ms / 1000
+        # A walk of no time (the focus only) reads no edge: it waits for none.
+        walks = self.options.time_limit_ms > 0
+        edges_ready = not walks or _edges_ready(graph, min(seeds), total)
+        ready = time.perf_counter()
+        # Edges not ready: no edge is read, the walk proposes its starting points.
+        deadline = min(ready + self.options.time_limit_ms / 1000, total) if edges_ready else ready
         walk = _breadth(graph, seeds, self.options, deadline)
         wanted = _REACH * budget
         fragments = backends.fragments
 
-        def variants(uri: str) -> Sequence[ContextFragment]:
-            # In the request's scope: a node's texts may be another session's memory.
-            return fragments.variants(uri, request.filters) if fragments is not None else ()
+        read: dict[str, Sequence[ContextFragment]] = {}
 
-        if _held(walk, variants, wanted) < wanted and self.options.depth_first_hops:
+        def variants(uri: str) -> Sequence[ContextFragment]:
+            # In the request's scope: a node's texts may be another session's memory. What
+            # the walk reached is read in one batch (one read per node took 0.6 s for 400
+            # nodes on a loaded machine), what the depth-first part adds as it comes.
+            if fragments is None:
+                return ()
+            if uri not in read:
+                batch = [node for node in walk.reached if node not in read]
+                batch = batch if uri in batch else [uri]
+                found = fragments.variants_many(batch, request.filters)
+                read.update((node, found.get(node, [])) for node in batch)
+            return read[uri]
+
+        # Counting what the reached nodes hold reads their texts: not worth it once the
+        # walk is out of time, as the depth-first part would stop at once.
+        if (
+            not walk.stopped
+            and self.options.depth_first_hops
+            and _held(walk, variants, wanted) < wanted
+        ):
             _depth(graph, walk, self.options, deadline, wanted, variants)
         scores = _scores(walk, seeds, self.options)
         note = ""
-        if walk.stopped:
-            elapsed = round((time.perf_counter() - started) * 1000)
-            note += f"; walk stopped at its time limit after {elapsed} ms"
+        if walk.stopped and not edges_ready:
+            waited = round((ready - started) * 1000)
+            note += (
+                f"; walk stopped at its time limit: the graph's edges were not ready after"
+                f" {waited} ms"
+            )
+        elif walk.stopped:
+            walked = round((time.perf_counter() - ready) * 1000)
+            waited = round((ready - started) * 1000)
+            note += (
+                f"; walk stopped at its time limit after {walked} ms (edges and starting"
+                f" points took {waited} ms before it)"
+            )
         return Retrieved(_candidates(walk, scores, variants, wanted, note), report)
 
     def explain(self) -> str:
@@ -289,7 +338,7 @@ class BreadthDepthNavigator:
             "max_hops, depth_first_hops, <type>_weight for calls, inherits, imports, "
             "references, contains, links_to, mentions, reverse_factor, hop_decay, "
             "pagerank_weight, damping, max_neighbours, max_nodes, text_hits, file_evidence, "
-            "prefer_source, non_source_factor, time_limit_ms."
+            "prefer_source, non_source_factor, time_limit_ms, total_limit_ms."
         )
 
 
@@ -449,6 +498,23 @@ def _node(graph: GraphView, walk: _Walk, uri: str) -> GraphNode | None:
 def _name(graph: GraphView, walk: _Walk, uri: str) -> str:
     node = _node(graph, walk, uri)
     return node.name if node is not None else uri
+
+
+def _edges_ready(graph: GraphView, uri: str, until: float) -> bool:
+    """Rule 7: whether the graph's edges are ready by `until` (a `perf_counter` time). The
+    first read of any node's edges resolves them all; it runs on a thread of its own, so
+    that it goes on (for the next request) when this one stops waiting.
+    """
+    done = threading.Event()
+
+    def read() -> None:
+        try:
+            graph.neighbours(uri)
+        finally:
+            done.set()
+
+    threading.Thread(target=read, name="navigator-edges", daemon=True).start()
+    return done.wait(max(0.0, until - time.perf_counter()))
 
 
 def _breadth(

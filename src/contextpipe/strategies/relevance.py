@@ -7,9 +7,9 @@ Rules, in order:
    strategy's allocation (short fragments, such as the turns of a conversation), both
    indexes are asked once more, for as many hits as the first ones suggest are needed (at
    least twice as many), at most `max_pool_size` (at `pool_size`, the default, never).
-2. Every pooled fragment gets both raw scores: its BM25 score (0 when text search did not
-   return it: it matched too few query terms to be among the best) and its cosine
-   similarity to the query (0 when it has no vector yet).
+2. Every pooled fragment gets both raw scores: its BM25 score (as text search scores it,
+   also when only the vector search found it: 0 only when it matches no query term) and
+   its cosine similarity to the query (0 when it has no vector yet).
 3. Each kind of score is normalised over the pool, by min-max (to 0-1; all equal: 1 when
    positive, else 0) or by z-score (mean 0, deviation 1; all equal: 0), as `normalise`
    says. Scores, not only ranks, so that a clear winner stays clear.
@@ -210,6 +210,7 @@ class RelevanceStrategy:
         for hit in nearest:
             pool.setdefault(hit.fragment.id, _Pooled(hit.fragment)).cosine = hit.similarity
         unscored: list[ContextFragment] = []
+        lexical_ids = {hit.fragment.id for hit in found}
         for hit in found:
             pooled = pool.get(hit.fragment.id)
             if pooled is None:
@@ -220,6 +221,10 @@ class RelevanceStrategy:
             unscored, vectors.similarities(query, unscored), strict=True
         ):
             pool[fragment.id].cosine = similarity or 0.0
+        # Rule 2 both ways: what only the vector search found is scored for its words too.
+        unmatched = [item.fragment for item in pool.values() if item.fragment.id not in lexical_ids]
+        for fragment, score in zip(unmatched, text.scores(query, unmatched), strict=True):
+            pool[fragment.id].bm25 = score
         items = sorted(pool.values(), key=lambda item: item.fragment.id)
         lexical = normalised([item.bm25 for item in items], options.normalise)
         semantic = normalised([item.cosine for item in items], options.normalise)
