@@ -504,9 +504,22 @@ Feature: The UKO graph connects code and documents with typed edges
     And the graph's edges and counts are noted
     And the store is turned back into layout 7, as the previous version wrote it
     When I ask for "order" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 7, this contextpipe reads 9; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 7, this contextpipe reads 10; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the project
     Then the index summary counts:
       | what            | count |
       | files indexed   | 0     |
     And the graph's edges and counts are the ones noted
+
+  Scenario: A store of layout 9 is upgraded in place, resolves its graph once and holds the same graph
+    Given the project is indexed
+    And the graph's edges and counts are noted
+    And the store is turned back into layout 9, as the previous version wrote it
+    When I ask for "order" within 400 tokens
+    Then the assembly fails with StoreError saying "index has layout 9, this contextpipe reads 10; run `contextpipe index PATH` to upgrade or rebuild it"
+    When I index the project
+    Then the index summary counts:
+      | what            | count |
+      | files indexed   | 0     |
+    And the graph's edges and counts are the ones noted
+    And the store holds the resolved graph of its current state

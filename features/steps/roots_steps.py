@@ -128,9 +128,29 @@ def _rewrite_store(context: Context, script: str) -> None:
         connection.executescript(script)
 
 
+@given("the store is turned back into layout 9, as the previous version wrote it")
+def layout_9(context: Context) -> None:
+    """Layout 9 kept no resolved targets: every process resolved the graph itself."""
+    _rewrite_store(
+        context,
+        """
+            DROP TABLE graph_changes;
+            DROP INDEX nodes_by_definition;
+            DROP INDEX file_nodes;
+            DROP INDEX edges_by_symbol;
+            DROP INDEX edges_unresolved;
+            ALTER TABLE nodes DROP COLUMN defines;
+            ALTER TABLE edges DROP COLUMN resolved;
+            DELETE FROM meta WHERE key IN ('resolved_at', 'resolved_roots');
+            UPDATE meta SET value = '9' WHERE key = 'schema_version';
+            """,
+    )
+
+
 @given("the store is turned back into layout 8, as the previous version wrote it")
 def layout_8(context: Context) -> None:
     """Layout 8 had no memory items, pins or access log."""
+    layout_9(context)
     _rewrite_store(
         context,
         """

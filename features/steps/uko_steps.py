@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
+from contextlib import closing
 
 from behave import given, step, then
 from behave.runner import Context
 from testkit import index_summary, pipeline
 
 from contextpipe import GraphStats, NodeRecord
+from contextpipe.graph import resolve
+from contextpipe.store._resolution import stored_resolution
 
 #: Nodes that are the file itself or pieces of it, not definitions in it.
 _NOT_DEFINITIONS = frozenset({"module", "block", "document", "section", "paragraph", "part"})
@@ -224,3 +228,12 @@ def summary_nodes_are_graphs(context: Context) -> None:
     stats = _stats(context)
     indexed = sum(stats.nodes.values()) - stats.nodes["repository"] - stats.nodes["directory"]
     assert index_summary(context).nodes_written == indexed, (index_summary(context), stats)
+
+
+@then("the store holds the resolved graph of its current state")
+def stored_graph_is_current(context: Context) -> None:
+    store = pipeline(context).store
+    with closing(sqlite3.connect(store.database)) as connection:
+        stored = stored_resolution(connection)
+    assert stored is not None, "the store keeps no resolution of its current state"
+    assert sorted(stored) == sorted(resolve(store.nodes(), store.edges()))

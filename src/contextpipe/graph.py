@@ -16,9 +16,12 @@ group is resolved once. Resolution is best-effort and by name:
   otherwise the edge is dropped (ambiguous or outside the index).
 - `links_to`: a markdown link to another indexed file.
 
-An edge is kept once per source, target and type. `ResolvedGraph.stats` counts what the
-graph holds without building it (the networkx graph of a large store takes seconds to
-build); everything else builds it once, on first use.
+An edge is kept once per source, target and type, and only between nodes. What a group's
+target resolves to depends only on every file's root node and the definitions of the name
+it uses, so that a store can keep the resolved targets (`ResolvedEdges`) and resolve again
+only the groups a change of the index touches (`resolve_targets`). `ResolvedGraph.stats`
+counts what the graph holds without building it (the networkx graph of a large store
+takes seconds to build); everything else builds it once, on first use.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ._bulk import collector_paused
 from .storage import (
@@ -52,6 +55,15 @@ _TYPE_KINDS = frozenset(
 )
 
 
+def defined_name(node: NodeRecord) -> str | None:
+    """The name a symbol target uses for this node, if it is a definition (the last part
+    of its qualified name: a call of `decode` may mean `JSONDecoder.decode`).
+    """
+    if node.parent is None or node.kind in _NOT_DEFINITIONS:
+        return None
+    return node.name.rsplit(".", 1)[-1]
+
+
 class _Resolver:
     def __init__(self, nodes: list[NodeRecord]) -> None:
         self.file_root: dict[str, str] = {}
@@ -64,8 +76,7 @@ class _Resolver:
         for node in nodes:
             if node.parent is None:
                 self.file_root[node.path] = node.uri
-            elif node.kind not in _NOT_DEFINITIONS:
-                name = node.name.rsplit(".", 1)[-1]
+            elif (name := defined_name(node)) is not None:
                 self.by_name[name].setdefault(node.path, []).append(node)
                 self.all_named[name].append(node)
                 if node.kind in _TYPE_KINDS:
@@ -172,37 +183,73 @@ def _parents(
             yield node.parent, node.uri
 
 
-def _resolved(
-    resolver: _Resolver, declared: Sequence[DeclaredEdges], is_node: Callable[[str], bool]
-) -> Iterator[tuple[str, str, str, list[str]]]:
-    """Declared edges resolved to (path, type, target, sources) between nodes (see the
-    module docstring), one target at a time; sources that are no node or the target itself
-    are left out, and so are targets that resolve to nothing.
+class ResolvedEdges(NamedTuple):
+    """A file's declared edges of one type, with the node URI their target resolved to."""
+
+    sources: tuple[str, ...]
+    kind: str
+    target: str
+    path: str
+
+
+def resolve_targets(
+    nodes: Iterable[NodeRecord], declared: Sequence[DeclaredEdges]
+) -> list[str | None]:
+    """The node URI each declared group's target resolves to, or None (see the module
+    docstring; a `node` target is taken as it is, and kept only if it is a node). `nodes`
+    need hold only every file's root node and every definition of the names that symbol
+    targets use, and `declared` every `imports` group of the files whose symbols it holds:
+    that is all a resolution reads.
     """
+    resolver = _Resolver(list(nodes))
     # Imports first: name resolution prefers definitions in the files a file imports.
     for _, kind, target, path in declared:
         if kind == "imports" and (found := resolver.file(target)):
             resolver.imported[path].add(found)
-    for sources, kind, (form, names, near), path in declared:
-        resolved: str | None
-        if form is TargetForm.NODE:
-            resolved = names[0] if is_node(names[0]) else None
-        elif form is TargetForm.SYMBOL:
-            resolved = resolver.symbol(names[0], path)
+    targets: list[str | None] = []
+    for _, _, target, path in declared:
+        if target.form is TargetForm.NODE:
+            targets.append(target.names[0])
+        elif target.form is TargetForm.SYMBOL:
+            targets.append(resolver.symbol(target.names[0], path))
         else:
-            found = resolver.file(EdgeTarget(form, names, near))
-            resolved = resolver.file_root.get(found) if found else None
-        if resolved is not None:
-            kept = [source for source in sources if source != resolved and is_node(source)]
+            found = resolver.file(target)
+            targets.append(resolver.file_root.get(found) if found else None)
+    return targets
+
+
+def resolve(nodes: list[NodeRecord], declared: Sequence[DeclaredEdges]) -> list[ResolvedEdges]:
+    """Every declared group whose target resolves, with what it resolves to."""
+    return [
+        ResolvedEdges(group.sources, group.type, target, group.path)
+        for group, target in zip(declared, resolve_targets(nodes, declared), strict=True)
+        if target is not None
+    ]
+
+
+def _between_nodes(
+    resolved: Iterable[ResolvedEdges], is_node: Callable[[str], bool]
+) -> Iterator[tuple[str, str, str, list[str]]]:
+    """Resolved groups as (path, type, target, sources) between nodes: sources that are
+    no node or the target itself are left out, and so are targets that are no node.
+    """
+    for sources, kind, target, path in resolved:
+        if is_node(target):
+            kept = [source for source in sources if source != target and is_node(source)]
             if kept:
-                yield path, kind, resolved, kept
+                yield path, kind, target, kept
 
 
-#: What a store hands the graph to resolve: every node and every declared edge, read in
-#: one state of the store.
-GraphSource = Callable[[], tuple[list[NodeRecord], list[DeclaredEdges]]]
+#: What a store hands the graph: every node and every declared group that resolved, read
+#: in one state of the store.
+GraphSource = Callable[[], tuple[list[NodeRecord], list[ResolvedEdges]]]
 #: Every node, read in one state of the store: all that looking nodes up needs.
 NodeSource = Callable[[], list[NodeRecord]]
+
+
+def _file_roots(nodes: Iterable[NodeRecord]) -> dict[str, str]:
+    """Each file's root node URI by path."""
+    return {node.path: node.uri for node in nodes if node.parent is None}
 
 
 def _node_table(nodes: list[NodeRecord]) -> dict[str, NodeRecord]:
@@ -211,8 +258,7 @@ def _node_table(nodes: list[NodeRecord]) -> dict[str, NodeRecord]:
     """
     table = {_REPOSITORY: NodeRecord(_REPOSITORY, "repository", "repository", "", 0, 0, None)}
     table.update((node.uri, node) for node in nodes)
-    file_root = {node.path: node.uri for node in nodes if node.parent is None}
-    for _, child, folder in _containment(file_root):
+    for _, child, folder in _containment(_file_roots(nodes)):
         if folder is not None:
             table[child] = NodeRecord(child, "directory", folder, folder, 0, 0, None)
     return table
@@ -228,19 +274,18 @@ class _Adjacency:
         self,
         table: Mapping[str, NodeRecord],
         nodes: list[NodeRecord],
-        declared: list[DeclaredEdges],
+        resolved: list[ResolvedEdges],
     ) -> None:
         # Per node, its edges as (type, other end), kept once each: dicts as ordered sets.
         self.out: defaultdict[str, dict[tuple[str, str], None]] = defaultdict(dict)
         self.into: defaultdict[str, dict[tuple[str, str], None]] = defaultdict(dict)
-        resolver = _Resolver(nodes)
-        for parent, child, _ in _containment(resolver.file_root):
+        for parent, child, _ in _containment(_file_roots(nodes)):
             self._add(parent, "contains", child)
         is_node = table.__contains__
         for parent, child in _parents(nodes, is_node):
             self._add(parent, "contains", child)
         out, into = self.out, self.into
-        for _, kind, target, sources in _resolved(resolver, declared, is_node):
+        for _, kind, target, sources in _between_nodes(resolved, is_node):
             incoming = into[target]
             for source in sources:  # `_add`, inlined: most edges are added here
                 out[source][kind, target] = None
@@ -282,9 +327,9 @@ class ResolvedGraph:
     @cached_property
     def _whole(self) -> tuple[dict[str, NodeRecord], _Adjacency]:
         with collector_paused():
-            nodes, declared = self._read()
+            nodes, resolved = self._read()
             table = _node_table(nodes)
-            return table, _Adjacency(table, nodes, declared)
+            return table, _Adjacency(table, nodes, resolved)
 
     @property
     def _adjacency(self) -> _Adjacency:
@@ -484,8 +529,7 @@ class _Names:
         return [], dotted
 
 
-def _count(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> GraphStats:
-    resolver = _Resolver(nodes)
+def _count(nodes: list[NodeRecord], resolved: list[ResolvedEdges]) -> GraphStats:
     kinds = Counter(node.kind for node in nodes)
     kinds["repository"] += 1
     uris = {node.uri for node in nodes}
@@ -493,7 +537,7 @@ def _count(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> GraphStats
     types: Counter[str] = Counter()
     # Containment runs from the repository and the folders, which no file declares edges
     # from, and from each node's parent, which a file may declare too.
-    for _, child, folder in _containment(resolver.file_root):
+    for _, child, folder in _containment(_file_roots(nodes)):
         if folder is not None:
             kinds["directory"] += 1
             uris.add(child)
@@ -503,7 +547,7 @@ def _count(nodes: list[NodeRecord], declared: list[DeclaredEdges]) -> GraphStats
     # A file's edges of one type to one target come as one group of distinct sources,
     # unless two of its targets resolve alike (`import a.b` and `from a import b`).
     counted: dict[tuple[str, str, str], Collection[str]] = {}
-    for path, kind, target, sources in _resolved(resolver, declared, uris.__contains__):
+    for path, kind, target, sources in _between_nodes(resolved, uris.__contains__):
         if kind == "contains" and target in parent_of:
             sources = [source for source in sources if source != parent_of[target]]
             if not sources:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings
 from ..config.schema import APPROXIMATE_VECTORS_ABOVE, MemorySettings
 from ..errors import StoreError
-from ..graph import ResolvedGraph
+from ..graph import ResolvedEdges, ResolvedGraph, defined_name, resolve
 from ..hookspecs import hookimpl
 from ..logs import logger
 from ..models import ContextFragment, RequestFilters
@@ -36,7 +36,6 @@ from ..storage import (
     CarriedMemory,
     DeclaredEdges,
     EdgeRecord,
-    EdgeTarget,
     GraphStats,
     MemoryItem,
     MemoryScope,
@@ -52,6 +51,17 @@ from ..storage import (
 from ..text import identifier_words, matched_terms, query_terms
 from . import _vectors
 from ._health import damage_text, inspect, is_damage
+from ._resolution import (
+    DECLARED_COLUMNS,
+    LAYOUT_10,
+    NAMES_SEPARATOR,
+    NODE_COLUMNS,
+    SOURCES_SEPARATOR,
+    declared_edges,
+    note_definitions,
+    resolve_changes,
+    stored_resolution,
+)
 from ._rows import FRAGMENT_COLUMNS, HIDDEN_MEMORY, as_fragment, filter_sql, utc
 from ._scope import ScopedVectors, hidden
 from ._sessions import EmbeddedSessions
@@ -63,7 +73,7 @@ if TYPE_CHECKING:
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
@@ -125,7 +135,8 @@ CREATE TABLE IF NOT EXISTS nodes (
     path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    parent TEXT
+    parent TEXT,
+    defines TEXT
 );
 CREATE INDEX IF NOT EXISTS nodes_by_path ON nodes(path);
 CREATE TABLE IF NOT EXISTS edges (
@@ -134,7 +145,8 @@ CREATE TABLE IF NOT EXISTS edges (
     form TEXT NOT NULL,
     target TEXT NOT NULL,
     near TEXT NOT NULL,
-    path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE
+    path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
+    resolved TEXT
 );
 CREATE INDEX IF NOT EXISTS edges_by_path ON edges(path);
 CREATE INDEX IF NOT EXISTS fragments_by_path ON fragments(path);
@@ -145,7 +157,20 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 """
     + TEXT_SCHEMA
     + _LAYOUT_9
+    + LAYOUT_10
 )
+
+
+def _note_defined_names(connection: sqlite3.Connection) -> None:
+    rows = connection.execute(f"SELECT {NODE_COLUMNS} FROM nodes").fetchall()
+    connection.executemany(
+        "UPDATE nodes SET defines = ? WHERE uri = ?",
+        [
+            (name, node.uri)
+            for node in map(NodeRecord._make, rows)
+            if (name := defined_name(node)) is not None
+        ],
+    )
 
 
 def _index_existing(connection: sqlite3.Connection) -> None:
@@ -217,16 +242,18 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     ),
     # Layout 8 had no memory items, pins or access log, and sorted the timeline in full.
     "8": tuple(statement for statement in _LAYOUT_9.split(";") if statement.strip()),
+    # Layout 9 resolved the whole graph in every process that read it: keep it resolved
+    # (every group is resolved in the upgrading session, before it commits).
+    "9": (
+        "ALTER TABLE nodes ADD COLUMN defines TEXT",
+        _note_defined_names,
+        "ALTER TABLE edges ADD COLUMN resolved TEXT",
+        *(statement for statement in LAYOUT_10.split(";") if statement.strip()),
+    ),
 }
 
 #: The rows of `files` that are files, not memory items.
 _FILES_ONLY = "files WHERE path NOT IN (SELECT path FROM memory)"
-#: An edge target's alternative names, one per line in the `target` column.
-_NAMES_SEPARATOR = "\n"
-#: The sources of a row of `edges`, sorted, between unit separators (a URI holds a path,
-#: and a path may hold a line break).
-_SOURCES_SEPARATOR = "\x1f"
-_FORMS = {form.value: form for form in TargetForm}
 
 
 class EmbeddedStore:
@@ -443,6 +470,7 @@ class EmbeddedStore:
                     writer = StoreWriter(connection)
                     yield writer
                     writer.flush()
+                    resolve_changes(connection)
                 except BaseException:
                     connection.execute("ROLLBACK")
                     raise
@@ -504,6 +532,7 @@ class EmbeddedStore:
             for table in (
                 "fts",
                 *TEXT_TABLES,
+                "graph_changes",
                 "access_log",
                 "pins",
                 "memory",
@@ -781,32 +810,20 @@ class EmbeddedStore:
 
     def nodes(self) -> list[NodeRecord]:
         """Every node, in path and line order."""
-        rows = self._query(
-            "SELECT uri, kind, name, path, start_line, end_line, parent FROM nodes"
-            " ORDER BY path, start_line, uri"
-        )
+        rows = self._query(f"SELECT {NODE_COLUMNS} FROM nodes ORDER BY path, start_line, uri")
         return [NodeRecord._make(row) for row in rows]
 
     def edges(self) -> list[DeclaredEdges]:
         """Every declared edge, grouped by file, type and target, in no particular order."""
-        rows = self._query("SELECT sources, type, form, target, near, path FROM edges")
-        # A large store holds hundreds of thousands: look forms up rather than parse them.
-        forms, names_separator, sources_separator = _FORMS, _NAMES_SEPARATOR, _SOURCES_SEPARATOR
-        return [
-            DeclaredEdges(
-                tuple(sources.split(sources_separator)),
-                kind,
-                EdgeTarget(
-                    forms[form],
-                    tuple(target.split(names_separator))
-                    if names_separator in target
-                    else (target,),
-                    near,
-                ),
-                path,
-            )
-            for sources, kind, form, target, near, path in rows
-        ]
+        return declared_edges(self._query(f"SELECT {DECLARED_COLUMNS} FROM edges"))
+
+    def _resolved_edges(self, nodes: list[NodeRecord]) -> list[ResolvedEdges]:
+        """The declared groups that resolve, with their targets: as the last write session
+        stored them when they describe the store as it is, else resolved here.
+        """
+        with self._damage_reported():
+            stored = stored_resolution(self._reader())
+        return resolve(nodes, self.edges()) if stored is None else stored
 
     def stats(self) -> StoreStats:
         """How many files and fragments the store holds (none when nothing is indexed)."""
@@ -843,10 +860,11 @@ class EmbeddedStore:
             known = GraphStats(**json.loads(kept)) if kept is not None else None
             read_at = [generation]
 
-            def read() -> tuple[list[NodeRecord], list[DeclaredEdges]]:
+            def read() -> tuple[list[NodeRecord], list[ResolvedEdges]]:
                 with self.snapshot():
                     read_at[0] = self.generation()  # what the counts will describe
-                    return self.nodes(), self.edges()
+                    nodes = self.nodes()
+                    return nodes, self._resolved_edges(nodes)
 
             def keep(stats: GraphStats) -> None:
                 self.remember("graph_stats", json.dumps(asdict(stats)), read_at[0])
@@ -960,6 +978,7 @@ class StoreWriter:
         ).fetchall()
         self._connection.executemany("DELETE FROM fts WHERE rowid = ?", rowids)
         self._text.remove([int(rowid) for (rowid,) in rowids])
+        note_definitions(self._connection, path)
         for table in ("fragments", "nodes", "edges", "memory", "files"):
             self._connection.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
         return len(rowids)
@@ -1045,21 +1064,21 @@ class StoreWriter:
             (path, stored.size, stored.mtime_ns, stored.sha256, stored.tokenizer, stored.skipped),
         )
         many(
-            "INSERT INTO nodes(uri, kind, name, path, start_line, end_line, parent)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(n.uri, n.kind, n.name, n.path, n.start_line, n.end_line, n.parent) for n in nodes],
+            f"INSERT INTO nodes({NODE_COLUMNS}, defines) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*node, defined_name(node)) for node in nodes],
         )
+        note_definitions(self._connection, path)
         declared: dict[tuple[str, TargetForm, tuple[str, ...], str], set[str]] = {}
         for source, kind, (form, names, near), _ in edges:
             declared.setdefault((kind, form, names, near), set()).add(source)
         many(
-            "INSERT INTO edges(sources, type, form, target, near, path) VALUES (?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO edges({DECLARED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
             [
                 (
-                    _SOURCES_SEPARATOR.join(sorted(sources)),
+                    SOURCES_SEPARATOR.join(sorted(sources)),
                     kind,
                     form.value,
-                    _NAMES_SEPARATOR.join(names),
+                    NAMES_SEPARATOR.join(names),
                     near,
                     path,
                 )
