@@ -34,7 +34,7 @@ NAMES = ("run", "Base", "__init__")
 KINDS = ("function", "class", "method", "block")
 
 
-class _Killed(Exception):
+class _SessionKilledError(Exception):
     """A write session that dies after its first commit."""
 
 
@@ -156,8 +156,8 @@ def _apply(store: EmbeddedStore, changes: list[tuple[str, _Version | None]], kil
                 if killed and number == 0:
                     writer.commit()
             if killed:
-                raise _Killed
-    except _Killed:
+                raise _SessionKilledError
+    except _SessionKilledError:
         pass
 
 
