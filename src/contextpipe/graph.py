@@ -303,7 +303,7 @@ class _Adjacency:
 
 
 class ResolvedGraph:
-    """A `GraphView` of the nodes and declared edges `read` returns, resolved once. A store
+    """A `GraphView` of the nodes and resolved edges `read` returns, built once. A store
     keeps one per state of its index and makes a new one when the index changes.
     `read_nodes`, when given, reads the nodes alone: lookups then wait for no edges, so
     that a strategy can decide from names within its short `can_handle` window (should
