@@ -75,6 +75,51 @@ def same_as(context: Context, count: int, dtype: str, reference: str, tolerance:
     assert max(differences) > 0, "the similarities are the reference's to the bit"
 
 
+def _scored_alone(context: Context, dtype: str) -> list[tuple[float, float]]:
+    """(found, scored alone) similarity of each fragment the queries find, held as `dtype`."""
+    opened = Pipeline.open(
+        project_dir=context.project,
+        overrides={**context.overrides, "store.vector_dtype": dtype},
+    )
+    try:
+        search = with_vectors(opened.store.backends(), opened.store, opened.embedder).vectors
+        assert search is not None, "no vectors to search"
+        pairs: list[tuple[float, float]] = []
+        for query in _QUERIES:
+            hits = list(search.nearest(query, 10, RequestFilters()))
+            alone = search.similarities(query, [hit.fragment for hit in hits])
+            assert None not in alone, alone
+            pairs += [
+                (hit.similarity, float(score or 0.0))
+                for hit, score in zip(hits, alone, strict=True)
+            ]
+        return pairs
+    finally:
+        opened.close()
+
+
+@then(
+    "{count:d} queries give each fragment they find, scored on its own, the similarity the"
+    ' search gave it, to the bit, with vectors held as "{dtype}"'
+)
+def scored_alone_exactly(context: Context, count: int, dtype: str) -> None:
+    assert count == len(_QUERIES), f"the step knows {len(_QUERIES)} queries"
+    pairs = _scored_alone(context, dtype)
+    assert len(pairs) >= count, pairs
+    assert all(found == alone for found, alone in pairs), [p for p in pairs if p[0] != p[1]]
+
+
+@then(
+    "{count:d} queries give each fragment they find, scored on its own, the similarity the"
+    ' search gave it, within {tolerance:g}, with vectors held as "{dtype}"'
+)
+def scored_alone_within(context: Context, count: int, tolerance: float, dtype: str) -> None:
+    assert count == len(_QUERIES), f"the step knows {len(_QUERIES)} queries"
+    pairs = _scored_alone(context, dtype)
+    assert len(pairs) >= count, pairs
+    assert max(abs(found - alone) for found, alone in pairs) <= tolerance, pairs
+
+
 @then(
     'searches within "{pattern}" find the same fragments with vectors held as "{dtype}"'
     ' as with "{reference}"'
