@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Generator
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from behave import then, when
 from behave.runner import Context
 from testkit import pipeline
 
-from contextpipe import Pipeline, RequestFilters, VectorHit
+from contextpipe import Pipeline, RequestFilters, VectorHit, VectorSearch
 from contextpipe.vector_search import with_vectors
 
 _QUERIES = (
@@ -28,10 +30,9 @@ _QUERIES = (
 _MATRIX_FILES = {"float32": "vectors.matrix.npy", "float16": "vectors.matrix.f16.faiss"}
 
 
-def _nearest(
-    context: Context, dtype: str, filters: RequestFilters, limit: int = 10
-) -> list[list[VectorHit]]:
-    """Each query's nearest fragments, through a pipeline holding its vectors as `dtype`."""
+@contextmanager
+def _searching(context: Context, dtype: str) -> Generator[VectorSearch]:
+    """The `vectors` capability of a pipeline holding its vectors as `dtype`."""
     opened = Pipeline.open(
         project_dir=context.project,
         overrides={**context.overrides, "store.vector_dtype": dtype},
@@ -39,9 +40,17 @@ def _nearest(
     try:
         search = with_vectors(opened.store.backends(), opened.store, opened.embedder).vectors
         assert search is not None, "no vectors to search"
-        return [list(search.nearest(query, limit, filters)) for query in _QUERIES]
+        yield search
     finally:
         opened.close()
+
+
+def _nearest(
+    context: Context, dtype: str, filters: RequestFilters, limit: int = 10
+) -> list[list[VectorHit]]:
+    """Each query's nearest fragments, through a pipeline holding its vectors as `dtype`."""
+    with _searching(context, dtype) as search:
+        return [list(search.nearest(query, limit, filters)) for query in _QUERIES]
 
 
 def _store_folder(context: Context) -> Path:
@@ -77,25 +86,16 @@ def same_as(context: Context, count: int, dtype: str, reference: str, tolerance:
 
 def _scored_alone(context: Context, dtype: str) -> list[tuple[float, float]]:
     """(found, scored alone) similarity of each fragment the queries find, held as `dtype`."""
-    opened = Pipeline.open(
-        project_dir=context.project,
-        overrides={**context.overrides, "store.vector_dtype": dtype},
-    )
-    try:
-        search = with_vectors(opened.store.backends(), opened.store, opened.embedder).vectors
-        assert search is not None, "no vectors to search"
-        pairs: list[tuple[float, float]] = []
+    pairs: list[tuple[float, float]] = []
+    with _searching(context, dtype) as search:
         for query in _QUERIES:
             hits = list(search.nearest(query, 10, RequestFilters()))
             alone = search.similarities(query, [hit.fragment for hit in hits])
             assert None not in alone, alone
             pairs += [
-                (hit.similarity, float(score or 0.0))
-                for hit, score in zip(hits, alone, strict=True)
+                (hit.similarity, score or 0.0) for hit, score in zip(hits, alone, strict=True)
             ]
-        return pairs
-    finally:
-        opened.close()
+    return pairs
 
 
 @then(
