@@ -84,6 +84,12 @@ def same_as(context: Context, count: int, dtype: str, reference: str, tolerance:
     assert max(differences) > 0, "the similarities are the reference's to the bit"
 
 
+@then("the store searches its vectors through the approximate index")
+def searched_approximately(context: Context) -> None:
+    with _searching(context, "float32") as search:
+        assert search.coverage().approximate, search.coverage()
+
+
 def _scored_alone(context: Context, dtype: str) -> list[tuple[float, float]]:
     """(found, scored alone) similarity of each fragment the queries find, held as `dtype`."""
     pairs: list[tuple[float, float]] = []

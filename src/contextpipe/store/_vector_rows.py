@@ -150,7 +150,7 @@ def similarities(
     dtype: str, vectors: NDArray[np.float32], query: NDArray[np.float32]
 ) -> NDArray[np.float32]:
     """Each of `vectors` (rows) times `query`, as rows of `dtype` score them: to the bit
-    for float32 (rule 1), within 1e-7 for float16.
+    for float32 (rule 1), within 1e-6 for float16.
     """
     return _vector_faiss.inner_products(np.ascontiguousarray(held_as(dtype, vectors)), query)
 
