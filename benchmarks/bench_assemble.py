@@ -28,6 +28,7 @@ from typing import Any
 import bm25s  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import ThreadpoolController  # pyright: ignore[reportMissingTypeStubs]
 
 import contextpipe
 
@@ -182,10 +183,18 @@ class _Floor:
     """The floor of the default mix (issue 9): bm25s top-20 and numpy exact top-20 over
     the store's full-text fragments, fused by reciprocal rank. `lists` includes the query
     embedding, by the same embedder object the pipeline uses.
+
+    numpy's product runs on one BLAS thread. On OpenBLAS's default threads (one per core)
+    the product was no faster here (16 ms p50 against 12.7 ms), and its worker thread
+    spins for a while after each call: an `assemble` timed right after the floor took
+    46-51 ms of CPU p50 against 26-29 ms right after another `assemble` (same process,
+    alternate queries), and its wall time grew alike, as the spinning thread held one of
+    the two cores.
     """
 
     def __init__(self, project: str, embedder: contextpipe.Embedder) -> None:
         self.embedder = embedder
+        self.blas: Any = ThreadpoolController()  # threadpoolctl is partly typed
         self.rowids, texts, self.matrix = _full_text_and_vectors(Path(project) / ".contextpipe")
         # bm25s has no type information.
         self.tokenizer: Any = bm25s.tokenization.Tokenizer(stopwords="en")
@@ -200,7 +209,8 @@ class _Floor:
         tokens = self.tokenizer.tokenize([query], update_vocab=False, show_progress=False)
         keyword, _ = self.bm25.retrieve(tokens, k=FLOOR_TOP_K, show_progress=False)
         vector = self.embedder.embed([query])[0]
-        scores = self.matrix @ vector
+        with self.blas.limit(limits=1, user_api="blas"):
+            scores = self.matrix @ vector
         best = np.argpartition(-scores, FLOOR_TOP_K)[:FLOOR_TOP_K]
         nearest = best[np.argsort(-scores[best], kind="stable")]
         fused: dict[int, float] = {}
