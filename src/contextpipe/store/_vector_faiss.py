@@ -55,13 +55,15 @@ def inner_products(matrix: NDArray[np.float32], query: NDArray[np.float32]) -> N
     vector = np.ascontiguousarray(query, dtype=np.float32)
     if vector.shape != (dimension,):
         raise ValueError(f"a query of shape {vector.shape} for rows of dimension {dimension}")
+    # Named, so that each array outlives the call: faiss gets bare pointers to them.
+    table = np.ascontiguousarray(matrix, dtype=np.float32)
     scores = np.empty(rows, dtype=np.float32)
     if rows:
         module = faiss()
         module.fvec_inner_products_ny(
             module.swig_ptr(scores),
             module.swig_ptr(vector),
-            module.swig_ptr(np.ascontiguousarray(matrix, dtype=np.float32)),
+            module.swig_ptr(table),
             dimension,
             rows,
         )
