@@ -28,6 +28,7 @@ from typing import Any
 import bm25s  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import ThreadpoolController  # pyright: ignore[reportMissingTypeStubs]
 
 import contextpipe
 
@@ -182,10 +183,18 @@ class _Floor:
     """The floor of the default mix (issue 9): bm25s top-20 and numpy exact top-20 over
     the store's full-text fragments, fused by reciprocal rank. `lists` includes the query
     embedding, by the same embedder object the pipeline uses.
+
+    numpy's product runs on one BLAS thread. On OpenBLAS's default threads (one per core)
+    the product was no faster here (16 ms p50 against 12.7 ms), and its worker thread
+    spins for a while after each call: an `assemble` timed right after the floor took
+    46-51 ms of CPU p50 against 26-29 ms right after another `assemble` (same process,
+    alternate queries), and its wall time grew alike, as the spinning thread held one of
+    the two cores.
     """
 
     def __init__(self, project: str, embedder: contextpipe.Embedder) -> None:
         self.embedder = embedder
+        self.blas: Any = ThreadpoolController()  # threadpoolctl is partly typed
         self.rowids, texts, self.matrix = _full_text_and_vectors(Path(project) / ".contextpipe")
         # bm25s has no type information.
         self.tokenizer: Any = bm25s.tokenization.Tokenizer(stopwords="en")
@@ -200,7 +209,8 @@ class _Floor:
         tokens = self.tokenizer.tokenize([query], update_vocab=False, show_progress=False)
         keyword, _ = self.bm25.retrieve(tokens, k=FLOOR_TOP_K, show_progress=False)
         vector = self.embedder.embed([query])[0]
-        scores = self.matrix @ vector
+        with self.blas.limit(limits=1, user_api="blas"):
+            scores = self.matrix @ vector
         best = np.argpartition(-scores, FLOOR_TOP_K)[:FLOOR_TOP_K]
         nearest = best[np.argsort(-scores[best], kind="stable")]
         fused: dict[int, float] = {}
@@ -272,9 +282,10 @@ def _warm_up(pipeline: contextpipe.Pipeline) -> None:
 def measure_mix(project: str, count: int, model: str | None = None) -> dict[str, float]:
     """p50/p95 of `assemble` with the default configuration (`model`: another embedder)
     and of the floor, timed in turn on each of `count` queries, so that both see the same
-    machine load; how many of those assemblies had a strategy of the mix not run whole
-    (a timeout); the peak RSS (MB) of this process after the pipeline's warm-up, and
-    after the floor was built.
+    machine load, in wall time and in this process's CPU time (every thread's: on a shared
+    host, other work lengthens the one far more than the other); how many of those
+    assemblies had a strategy of the mix not run whole (a timeout); the peak RSS (MB) of
+    this process after the pipeline's warm-up, and after the floor was built.
     """
     overrides = {"embedding.model": model} if model else None
     pipeline = contextpipe.Pipeline.open(project_dir=project, overrides=overrides)
@@ -286,18 +297,23 @@ def measure_mix(project: str, count: int, model: str | None = None) -> dict[str,
             floor.lists(query)
         ours: list[float] = []
         bare: list[float] = []
+        ours_cpu: list[float] = []
+        bare_cpu: list[float] = []
         incomplete = 0
         for query in latency_queries(count):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             context = pipeline.assemble(query, budget=BUDGET)
             ours.append((time.perf_counter() - started) * 1000)
+            ours_cpu.append((time.process_time() - cpu) * 1000)
             incomplete += _incomplete(context) is not None
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             floor.lists(query)
             bare.append((time.perf_counter() - started) * 1000)
+            bare_cpu.append((time.process_time() - cpu) * 1000)
     finally:
         pipeline.close()
     assembled, floored = percentiles(ours), percentiles(bare)
+    assembled_cpu, floored_cpu = percentiles(ours_cpu), percentiles(bare_cpu)
     return {
         "p50": assembled["p50"],
         "p95": assembled["p95"],
@@ -305,6 +321,10 @@ def measure_mix(project: str, count: int, model: str | None = None) -> dict[str,
         "floor_p95": floored["p95"],
         "ratio_p50": round(assembled["p50"] / max(floored["p50"], 1e-6), 2),
         "ratio_p95": round(assembled["p95"] / max(floored["p95"], 1e-6), 2),
+        "cpu_p50": assembled_cpu["p50"],
+        "cpu_p95": assembled_cpu["p95"],
+        "floor_cpu_p50": floored_cpu["p50"],
+        "floor_cpu_p95": floored_cpu["p95"],
         "incomplete": incomplete,
         "rss_mb": rss_mb,
         "rss_with_floor_mb": _peak_rss_mb(),
@@ -318,9 +338,9 @@ def _peak_rss_mb() -> float:
 
 class AssembleDefaultMix:
     """The default mix at 1k (quick), 10k and 100k fragments: p50/p95 ms of `assemble` and
-    of the floor over the same 50 (quick) or 200 queries, their ratios, the assemblies in
-    which a strategy of the mix timed out, the process's peak RSS, and the seconds the
-    store's vectors took (default embedder, a child process).
+    of the floor over the same 50 (quick) or 200 queries (wall time; CPU time too), their
+    ratios, the assemblies in which a strategy of the mix timed out, the process's peak
+    RSS, and the seconds the store's vectors took (default embedder, a child process).
     """
 
     params = (list(MIX_SIZES),)
@@ -347,6 +367,15 @@ class AssembleDefaultMix:
 
     def track_floor_p95_ms(self, projects: dict[int, str], fragments: int) -> float:
         return self.stats["floor_p95"]
+
+    def track_cpu_p50_ms(self, projects: dict[int, str], fragments: int) -> float:
+        return self.stats["cpu_p50"]
+
+    def track_cpu_p95_ms(self, projects: dict[int, str], fragments: int) -> float:
+        return self.stats["cpu_p95"]
+
+    def track_floor_cpu_p95_ms(self, projects: dict[int, str], fragments: int) -> float:
+        return self.stats["floor_cpu_p95"]
 
     def track_ratio_p95(self, projects: dict[int, str], fragments: int) -> float:
         return self.stats["ratio_p95"]

@@ -13,6 +13,20 @@ Feature: Vectors held as float16
     Then 8 queries find the same fragments in the same order with vectors held as "float16" as with "float32", each similarity within 0.001
     And the store searches a float16 matrix and no float32 one
 
+  Scenario: A fragment scored on its own gets the similarity its nearest-neighbour search gave
+    Given the project is indexed
+    And the vectors of the store are computed
+    Then 8 queries give each fragment they find, scored on its own, the similarity the search gave it, to the bit, with vectors held as "float32"
+    And 8 queries give each fragment they find, scored on its own, the similarity the search gave it, within 1e-6, with vectors held as "float16"
+
+  Scenario: Scored on its own, a fragment found through the approximate index gets the similarity the index gave it
+    Given the setting "store.approximate_vectors_above" is 100
+    And 300 more short documents
+    And the project is indexed
+    And the vectors of the store are computed
+    Then the store searches its vectors through the approximate index
+    And 8 queries give each fragment they find, scored on its own, the similarity the search gave it, to the bit, with vectors held as "float32"
+
   Scenario: A filtered search finds the same fragments with float16 as with float32
     Given the project is indexed
     And the vectors of the store are computed

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Generator
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from behave import then, when
 from behave.runner import Context
 from testkit import pipeline
 
-from contextpipe import Pipeline, RequestFilters, VectorHit
+from contextpipe import Pipeline, RequestFilters, VectorHit, VectorSearch
 from contextpipe.vector_search import with_vectors
 
 _QUERIES = (
@@ -28,10 +30,9 @@ _QUERIES = (
 _MATRIX_FILES = {"float32": "vectors.matrix.npy", "float16": "vectors.matrix.f16.faiss"}
 
 
-def _nearest(
-    context: Context, dtype: str, filters: RequestFilters, limit: int = 10
-) -> list[list[VectorHit]]:
-    """Each query's nearest fragments, through a pipeline holding its vectors as `dtype`."""
+@contextmanager
+def _searching(context: Context, dtype: str) -> Generator[VectorSearch]:
+    """The `vectors` capability of a pipeline holding its vectors as `dtype`."""
     opened = Pipeline.open(
         project_dir=context.project,
         overrides={**context.overrides, "store.vector_dtype": dtype},
@@ -39,9 +40,17 @@ def _nearest(
     try:
         search = with_vectors(opened.store.backends(), opened.store, opened.embedder).vectors
         assert search is not None, "no vectors to search"
-        return [list(search.nearest(query, limit, filters)) for query in _QUERIES]
+        yield search
     finally:
         opened.close()
+
+
+def _nearest(
+    context: Context, dtype: str, filters: RequestFilters, limit: int = 10
+) -> list[list[VectorHit]]:
+    """Each query's nearest fragments, through a pipeline holding its vectors as `dtype`."""
+    with _searching(context, dtype) as search:
+        return [list(search.nearest(query, limit, filters)) for query in _QUERIES]
 
 
 def _store_folder(context: Context) -> Path:
@@ -73,6 +82,48 @@ def same_as(context: Context, count: int, dtype: str, reference: str, tolerance:
     assert max(differences) <= tolerance, max(differences)
     # The rounding shows: the other dtype was searched, not the reference again.
     assert max(differences) > 0, "the similarities are the reference's to the bit"
+
+
+@then("the store searches its vectors through the approximate index")
+def searched_approximately(context: Context) -> None:
+    with _searching(context, "float32") as search:
+        assert search.coverage().approximate, search.coverage()
+
+
+def _scored_alone(context: Context, dtype: str) -> list[tuple[float, float]]:
+    """(found, scored alone) similarity of each fragment the queries find, held as `dtype`."""
+    pairs: list[tuple[float, float]] = []
+    with _searching(context, dtype) as search:
+        for query in _QUERIES:
+            hits = list(search.nearest(query, 10, RequestFilters()))
+            alone = search.similarities(query, [hit.fragment for hit in hits])
+            assert None not in alone, alone
+            pairs += [
+                (hit.similarity, score or 0.0) for hit, score in zip(hits, alone, strict=True)
+            ]
+    return pairs
+
+
+@then(
+    "{count:d} queries give each fragment they find, scored on its own, the similarity the"
+    ' search gave it, to the bit, with vectors held as "{dtype}"'
+)
+def scored_alone_exactly(context: Context, count: int, dtype: str) -> None:
+    assert count == len(_QUERIES), f"the step knows {len(_QUERIES)} queries"
+    pairs = _scored_alone(context, dtype)
+    assert len(pairs) >= count, pairs
+    assert all(found == alone for found, alone in pairs), [p for p in pairs if p[0] != p[1]]
+
+
+@then(
+    "{count:d} queries give each fragment they find, scored on its own, the similarity the"
+    ' search gave it, within {tolerance:g}, with vectors held as "{dtype}"'
+)
+def scored_alone_within(context: Context, count: int, tolerance: float, dtype: str) -> None:
+    assert count == len(_QUERIES), f"the step knows {len(_QUERIES)} queries"
+    pairs = _scored_alone(context, dtype)
+    assert len(pairs) >= count, pairs
+    assert max(abs(found - alone) for found, alone in pairs) <= tolerance, pairs
 
 
 @then(

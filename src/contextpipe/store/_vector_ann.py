@@ -24,9 +24,12 @@ Rules:
 4. Saved beside the vectors: the index and the content hash of each id, in files named by
    the generation they describe, then `vectors.ivf.json` naming that generation, replaced
    whole and last; so a reader finds the old index or the new one, never half of each.
-   Readers map the index file rather than read it.
+   Readers map the index file rather than read it, with its lists used in place
+   (`IO_FLAG_MMAP_IFC`): faiss's older mapping (`IO_FLAG_MMAP`) turns them into on-disk
+   lists, which cost about 2 ms more a query at 100k vectors, with the same results.
+5. A search runs on one thread (`_vector_faiss` rule 2).
 
-faiss is imported only here, and only for a store that holds enough vectors.
+faiss is imported only for a store that holds enough vectors.
 """
 
 from __future__ import annotations
@@ -34,10 +37,8 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..logs import logger
+from . import _vector_faiss
 from ._vector_rows import FLOAT16, FLOAT32
 from ._vectors import APPROXIMATE_NAME, stored_vectors
 
@@ -59,22 +61,6 @@ _PROBED_PER_ROOT = 2
 _RETRAIN_FACTOR = 2
 #: Training points per list that faiss keeps (its default, said out loud so it stays).
 _POINTS_PER_LIST = 256
-
-
-def _faiss() -> Any:
-    # faiss ships no types: every value it returns is checked or converted here.
-    return import_module("faiss")
-
-
-@contextmanager
-def _one_thread(faiss: Any) -> Generator[None]:
-    """Rule 2: k-means and adds on one thread, so that the lists do not depend on timing."""
-    before = int(faiss.omp_get_max_threads())
-    faiss.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(before)
 
 
 @dataclass
@@ -97,7 +83,8 @@ class ApproximateIndex:
         """Up to `limit` (content hash, similarity) pairs, the most similar first."""
         if limit <= 0 or self.count == 0:
             return []
-        scores, ids = self.index.search(query.reshape(1, -1), min(limit, self.count))
+        with _vector_faiss.one_thread():
+            scores, ids = self.index.search(query.reshape(1, -1), min(limit, self.count))
         return [
             (bytes(self.hashes[int(i)]).decode(), float(s))
             for s, i in zip(scores[0], ids[0], strict=True)
@@ -106,7 +93,7 @@ class ApproximateIndex:
 
     def save(self, folder: Path) -> None:
         """Rule 4."""
-        faiss = _faiss()
+        faiss = _vector_faiss.faiss()
         stem = f"vectors.ivf.{self.generation}"
         temporary = folder / f".{stem}.{threading.get_ident()}.tmp"
         faiss.write_index(self.index, str(temporary))
@@ -148,8 +135,8 @@ def load(folder: Path, space: str, writable: bool = False) -> ApproximateIndex |
         dtype = str(state.get("dtype", FLOAT32))  # saved before there was a choice
         stem = folder / f"vectors.ivf.{generation}"
         hashes = np.load(f"{stem}.hashes.npy", allow_pickle=False)
-        faiss = _faiss()
-        flags = 0 if writable else faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY
+        faiss = _vector_faiss.faiss()
+        flags = 0 if writable else faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY
         index = faiss.read_index(f"{stem}.faiss", flags)
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         if (folder / APPROXIMATE_NAME).exists():
@@ -168,7 +155,7 @@ def built(
     dtype: str,
 ) -> ApproximateIndex:
     """A new index trained on, and holding, every vector given (rules 1 and 2)."""
-    faiss = _faiss()
+    faiss = _vector_faiss.faiss()
     count, dimension = matrix.shape
     lists = max(1, min(count // 39, round(_LISTS_PER_ROOT * math.sqrt(count))))
     quantizer = faiss.IndexFlatIP(dimension)
@@ -185,7 +172,7 @@ def built(
         index = faiss.IndexIVFFlat(quantizer, dimension, lists, faiss.METRIC_INNER_PRODUCT)
     index.cp.max_points_per_centroid = _POINTS_PER_LIST
     index.nprobe = min(lists, math.ceil(_PROBED_PER_ROOT * math.sqrt(lists)))
-    with _one_thread(faiss):
+    with _vector_faiss.one_thread():  # rule 2: the lists depend on the vectors alone
         index.train(matrix)
         index.add_with_ids(matrix, np.arange(count, dtype=np.int64))
     return ApproximateIndex(space, generation, count, np.asarray(hashes, dtype="S64"), index, dtype)
@@ -211,12 +198,12 @@ def updated(
     vectors: NDArray[np.float32],
 ) -> ApproximateIndex:
     """`index` less the vectors of `gone`, plus `added` with their `vectors` (rule 2)."""
-    faiss = _faiss()
+    faiss = _vector_faiss.faiss()
     position = {bytes(digest).decode(): i for i, digest in enumerate(index.hashes) if digest}
     removed = np.asarray(sorted(position[digest] for digest in gone), dtype=np.int64)
     hashes = np.concatenate([index.hashes, np.asarray(added, dtype="S64")])
     hashes[removed] = b""
-    with _one_thread(faiss):
+    with _vector_faiss.one_thread():
         if len(removed):
             index.index.remove_ids(faiss.IDSelectorBatch(removed))
         if added:

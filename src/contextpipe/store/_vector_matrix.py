@@ -231,10 +231,10 @@ class EmbeddedVectors:
     ) -> list[float | None]:
         """Each fragment's similarity to `vector`; None for one without a vector."""
         wanted = sorted({fragment.content_hash for fragment in fragments})
-        query = np.asarray(vector, dtype=np.float32)
-        dtype = self._host.vector_dtype
-        found = {
-            digest: float(_vector_rows.held_as(dtype, np.frombuffer(blob, np.float32)) @ query)
-            for digest, blob in stored_vectors(self._host, wanted).items()
-        }
+        stored = stored_vectors(self._host, wanted)
+        matrix = np.frombuffer(b"".join(stored.values()), dtype=np.float32).reshape(
+            len(stored), self._dimension
+        )
+        scores = _vector_rows.similarities(self._host.vector_dtype, matrix, vector)
+        found = dict(zip(stored, (float(score) for score in scores), strict=True))
         return [found.get(fragment.content_hash) for fragment in fragments]

@@ -3,14 +3,17 @@
 
 Rules:
 
-1. float32: a numpy matrix, scored with one matrix-vector product (BLAS). The scores of
-   the last query are kept, since the strategies of one request ask with the same vector.
+1. float32: a numpy matrix (mapped from its file, or in memory), scored row by row by
+   faiss's inner product (`_vector_faiss` rule 3). The scores of the last query are kept,
+   since the strategies of one request ask with the same vector.
 2. float16: half the memory and disk. numpy has no BLAS for float16, and converting the
    matrix to float32 per query costs 4-10 times the float32 product here, so the rows are
    a faiss flat index of float16 codes (`IndexScalarQuantizer`, `QT_fp16`), which scores
-   them with SIMD without a float32 copy (measured: docs/embedding.md). Similarities are
-   those of the vectors rounded to float16, within 1e-3 of float32's.
-3. Both are saved beside the database and mapped, not read, by the next process; a file
+   them with SIMD without a float32 copy (measured: docs/embedding.md), on one thread
+   (`_vector_faiss` rule 2). Similarities are those of the vectors rounded to float16,
+   within 1e-3 of float32's.
+3. Both are saved beside the database and mapped, not read, by the next process (faiss's
+   codes with `IO_FLAG_MMAP_IFC`: its `IO_FLAG_MMAP` reads a flat index whole); a file
    holds one dtype, named by its suffix, and saving one removes the other, so a store
    never keeps (nor searches) both.
 4. Both answer the same two questions: the `wanted` best rows, and, when equal
@@ -20,12 +23,13 @@ Rules:
 from __future__ import annotations
 
 import threading
-from importlib import import_module
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+
+from . import _vector_faiss
 
 FLOAT32 = "float32"
 FLOAT16 = "float16"
@@ -68,7 +72,7 @@ class Float32Rows:
         with self._lock:
             if self._last is not None and self._last[0] == key:
                 return self._last[1]
-        scores = self._matrix @ query
+        scores = _vector_faiss.inner_products(self._matrix, query)
         with self._lock:
             self._last = (key, scores)
         return scores
@@ -91,11 +95,6 @@ class Float32Rows:
             np.save(out, self._matrix, allow_pickle=False)
 
 
-def _faiss() -> Any:
-    # faiss ships no types: every value it returns is checked or converted here.
-    return import_module("faiss")
-
-
 class Float16Rows:
     """Rule 2."""
 
@@ -105,12 +104,12 @@ class Float16Rows:
     @classmethod
     def of(cls, matrix: NDArray[np.float32]) -> Float16Rows:
         """The rows of a float32 matrix, rounded to float16."""
-        faiss = _faiss()
-        index = faiss.IndexScalarQuantizer(
-            matrix.shape[1], faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
-        )
-        index.train(matrix[:1])  # float16 needs no training; faiss asks for the call
-        index.add(np.ascontiguousarray(matrix, dtype=np.float32))
+        with _vector_faiss.one_thread() as faiss:
+            index = faiss.IndexScalarQuantizer(
+                matrix.shape[1], faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+            )
+            index.train(matrix[:1])  # float16 needs no training; faiss asks for the call
+            index.add(np.ascontiguousarray(matrix, dtype=np.float32))
         return cls(index)
 
     @property
@@ -120,7 +119,7 @@ class Float16Rows:
     def best(
         self, query: NDArray[np.float32], wanted: int, allowed: NDArray[np.bool_] | None
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        faiss = _faiss()
+        faiss = _vector_faiss.faiss()
         params = None
         if allowed is not None:
             bitmap = np.packbits(allowed, bitorder="little")
@@ -131,12 +130,13 @@ class Float16Rows:
         wanted = min(wanted, self.count)
         if wanted <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        scores, ids = self._index.search(query.reshape(1, -1), wanted, params=params)
+        with _vector_faiss.one_thread():
+            scores, ids = self._index.search(query.reshape(1, -1), wanted, params=params)
         found = ids[0] >= 0
         return ids[0][found].astype(np.int64), scores[0][found].astype(np.float32)
 
     def write(self, path: Path) -> None:
-        _faiss().write_index(self._index, str(path))
+        _vector_faiss.faiss().write_index(self._index, str(path))
 
 
 def held_as(dtype: str, vectors: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -144,6 +144,15 @@ def held_as(dtype: str, vectors: NDArray[np.float32]) -> NDArray[np.float32]:
     outside the rows is the one they give.
     """
     return vectors.astype(np.float16).astype(np.float32) if dtype == FLOAT16 else vectors
+
+
+def similarities(
+    dtype: str, vectors: NDArray[np.float32], query: NDArray[np.float32]
+) -> NDArray[np.float32]:
+    """Each of `vectors` (rows) times `query`, as rows of `dtype` score them: to the bit
+    for float32 (rule 1), within 1e-6 for float16.
+    """
+    return _vector_faiss.inner_products(np.ascontiguousarray(held_as(dtype, vectors)), query)
 
 
 def built(dtype: str, matrix: NDArray[np.float32]) -> Rows:
@@ -169,8 +178,8 @@ def mapped(folder: Path, dtype: str, count: int, dimension: int) -> Rows | None:
     path = folder / _FILES[dtype]
     try:
         if dtype == FLOAT16:
-            faiss = _faiss()
-            index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+            faiss = _vector_faiss.faiss()
+            index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
             if (int(index.ntotal), int(index.d)) != (count, dimension):
                 return None
             return Float16Rows(index)
