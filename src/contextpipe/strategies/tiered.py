@@ -75,7 +75,8 @@ class TieredOptions(BaseModel):
         default=50,
         ge=0,
         le=1000,
-        description="Newest memory items weighed for the warm tier (0-1000).",
+        description="Newest memory items of the request's session weighed for the warm tier"
+        " (0-1000).",
     )
     warm_rank: int = Field(
         default=10,
