@@ -49,7 +49,8 @@ def strategy_echoing(context: Context, name: str) -> None:
     proposing = propose(fragments_from_table(context))
 
     def behaviour(request: ContextRequest, budget: int) -> list[Candidate]:
-        return [c.model_copy(update={"echo": True}) for c in proposing(request, budget)]
+        proposed = cast("list[Candidate]", proposing(request, budget))
+        return [candidate.model_copy(update={"echo": True}) for candidate in proposed]
 
     _add(context, ScriptedStrategy(name, behaviour))
 
