@@ -11,9 +11,10 @@ Rules, in order:
    both entering the context.)
 2. Each strategy counts once per item, at its best rank.
 3. An echo (`Candidate.echo`: a place that only repeats a text or vector search other
-   strategies run too) counts only for an item that no vote but echoes is for: the search
-   it repeats is already counted once by the strategy that ran it, and must not be twice.
-   An echo that does not count stays in the provenance and adds nothing to rules 4 and 5.
+   strategies run too) counts only for an item that nothing but echoes voted for: the
+   search it repeats is already counted once by the strategy that ran it, and must not
+   be twice. An echo that does not count stays in the provenance, last, and adds nothing
+   to rules 4 and 5.
 4. The fused score is weighted reciprocal-rank fusion: the sum over the item's counted
    votes of `weight / (k + rank)`.
 5. An item lies beyond the allocations when every counted vote for it came from beyond
