@@ -36,6 +36,23 @@ Feature: Fusing what strategies propose and packing it into the budget
     When I ask for "budgets" within 1000 tokens
     Then the fragment "x" has the fused score 0.083333
 
+  Scenario: A vote that only echoes a search another strategy runs counts only for what nobody else proposed
+    Given a strategy "first" that proposes:
+      | fragment | path | lines | text                          |
+      | x        | x.md | 1-5   | The allocator splits budgets. |
+    And a strategy "second" that echoes a search, proposing:
+      | fragment | path | lines | text                          |
+      | x        | x.md | 1-5   | The allocator splits budgets. |
+      | y        | y.md | 1-5   | Fusion keeps provenance.      |
+    When I ask for "budgets" within 1000 tokens
+    Then the fragment "x" has the fused score 0.166667
+    And the fragment "x" was proposed by "first" at rank 1 and by "second" at rank 1
+    And the fragment "y" has the fused score 0.142857
+
+  Scenario: Whatever the lists, an echo adds nothing to an item another strategy proposed
+    When the fusion property test fuses 300 random sets of lists with echoes
+    Then the property test saw items "proposed by echoes alone, with an echo that did not count, without echoes"
+
   Scenario: Another text for the same node is another fragment; one of them enters, credited only to its own strategy
     Given the setting "strategies.second.weight" is 2.0
     And a strategy "first" that proposes:

@@ -1,10 +1,10 @@
 Feature: The tiered strategy fills hot, then warm, then cold memory
   `tiered` fills its share of the budget in tiers: hot (pinned items — `[memory] pinned`
   globs or URIs and `contextpipe pin` — and the files the request's focus names), warm
-  (what matches the request and was delivered to this session lately, or added to memory
-  lately),
-  then cold (long-term search). Each reason names its tier. The store keeps a bounded log
-  of what each session was given.
+  (what matches the request and was delivered to this session lately, or added to this
+  session's memory lately), then cold (long-term search, which other strategies run too:
+  in a mix its votes count only for what they did not propose). Each reason names its
+  tier. The store keeps a bounded log of what each session was given.
 
   Background:
     Given a file "docs/pinned.md" containing:
@@ -73,6 +73,21 @@ Feature: The tiered strategy fills hot, then warm, then cold memory
       | The next release slipped to Wednesday    | s-1     |      | 2024-05-30T10:00 |
     When session "s-1" asks tiered alone for "release"
     Then tiered proposes "memory:session/s-1/*, docs/cold.md" first, in the tiers "warm, cold"
+
+  Scenario: A user's memory, however recent, was not said in this session: it is cold
+    Given the project is indexed
+    And the memory items:
+      | text                                     | session | user | at               |
+      | The next release slipped to Wednesday    |         | u-1  | 2024-05-30T10:00 |
+    When session "s-1" of user "u-1" asks tiered alone for "release"
+    Then tiered puts the memory in the tiers "cold"
+
+  Scenario: The cold tier repeats long-term search, so its candidates are echoes
+    Given the project is indexed
+    And "docs/pinned.md" is pinned
+    And session "s-1" was given the answer to "rollback"
+    When session "s-1" asks tiered alone for "release"
+    Then tiered's cold candidates, and only they, are echoes of long-term search
 
   Scenario: The access log keeps only the session's last assemblies
     Given the setting "memory.access_log_assemblies" is 1

@@ -177,6 +177,19 @@ def tiered_focus(context: Context, session: str, query: str, focus: str) -> None
     _retrieve(context, "tiered", request)
 
 
+@when('session "{session}" of user "{user}" asks tiered alone for "{query}"')
+def tiered_as_user(context: Context, session: str, user: str, query: str) -> None:
+    request = ContextRequest(query=query, budget=2000, session=session, user=user)
+    _retrieve(context, "tiered", request)
+
+
+@then("tiered's cold candidates, and only they, are echoes of long-term search")
+def cold_are_echoes(context: Context) -> None:
+    marks = [(c.reason.split(":", 1)[0], c.echo) for c in context.candidates]
+    assert {tier for tier, _ in marks} > {"cold"}, marks
+    assert all(echo == (tier == "cold") for tier, echo in marks), marks
+
+
 @when('session "{session}" asks tiered alone for "{query}"')
 def tiered_alone(context: Context, session: str, query: str) -> None:
     _retrieve(context, "tiered", ContextRequest(query=query, budget=2000, session=session))

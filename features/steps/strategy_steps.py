@@ -44,6 +44,17 @@ def strategy_of_quality(context: Context, name: str, quality: float) -> None:
     _add(context, ScriptedStrategy(name, propose([]), quality=quality))
 
 
+@given('a strategy "{name}" that echoes a search, proposing:')
+def strategy_echoing(context: Context, name: str) -> None:
+    proposing = propose(fragments_from_table(context))
+
+    def behaviour(request: ContextRequest, budget: int) -> list[Candidate]:
+        proposed = cast("list[Candidate]", proposing(request, budget))
+        return [candidate.model_copy(update={"echo": True}) for candidate in proposed]
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
 @given('a strategy "{name}" with confidence {confidence:g} that proposes:')
 def strategy_with_confidence(context: Context, name: str, confidence: float) -> None:
     strategy = ScriptedStrategy(name, propose(fragments_from_table(context)), confidence=confidence)

@@ -10,11 +10,16 @@ Rules, in order:
    (The packer keeps two items of one node, or two overlapping spans at one depth, from
    both entering the context.)
 2. Each strategy counts once per item, at its best rank.
-3. The fused score is weighted reciprocal-rank fusion: the sum over the item's strategies
-   of `weight / (k + rank)`.
-4. An item lies beyond the allocations when every vote for it came from beyond its
-   strategy's allocation (see `acceptance`); the packer takes such items last.
-5. Items come best fused score first, ties by fragment id, then content hash.
+3. An echo (`Candidate.echo`: a place that only repeats a text or vector search other
+   strategies run too) counts only for an item that nothing but echoes voted for: the
+   search it repeats is already counted once by the strategy that ran it, and must not
+   be twice. An echo that does not count stays in the provenance, last, and adds nothing
+   to rules 4 and 5.
+4. The fused score is weighted reciprocal-rank fusion: the sum over the item's counted
+   votes of `weight / (k + rank)`.
+5. An item lies beyond the allocations when every counted vote for it came from beyond
+   its strategy's allocation (see `acceptance`); the packer takes such items last.
+6. Items come best fused score first, ties by fragment id, then content hash.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ class _Group(NamedTuple):
     contribution: float
     vote: Vote
     within: bool
+    echo: bool
 
 
 def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
@@ -89,19 +95,23 @@ def fuse(lists: Sequence[RankedList], rrf_k: int) -> list[FusedItem]:
                 ranked.weight / (rrf_k + rank),
                 Vote(ranked.strategy, ranked.plugin, rank, candidate.score, candidate.reason),
                 position not in ranked.beyond,
+                candidate.echo,
             )
     items: list[FusedItem] = []
     for digest, votes in groups.items():
-        chosen = sorted(
-            votes.values(), key=lambda g: (-g.contribution, g.vote.strategy, g.fragment.id)
-        )
+        # Rule 3: echoes count only where nothing but echoes voted.
+        own = [g for g in votes.values() if not g.echo]
+        counted = own or list(votes.values())
+        chosen = sorted(counted, key=lambda g: (-g.contribution, g.vote.strategy, g.fragment.id))
+        echoes = sorted((g for g in votes.values() if g.echo), key=lambda g: g.vote.strategy)
+        echoes = echoes if own else []
         fragment = chosen[0].fragment
         copies = places[digest]
         items.append(
             FusedItem(
                 fragment=fragment,
                 score=sum(g.contribution for g in chosen),
-                provenance=tuple(g.vote for g in chosen),
+                provenance=tuple(g.vote for g in (*chosen, *echoes)),
                 beyond=not any(g.within for g in chosen),
                 copies=tuple(p for p in copies if p != (fragment.id, fragment.uko_uri))
                 if len(copies) > 1

@@ -68,6 +68,12 @@ class Candidate(BaseModel):
     fragment: ContextFragment
     score: float = Field(description="The strategy's own score; higher is better.")
     reason: str = Field(description="Why the strategy proposes it, in human words.")
+    echo: bool = Field(
+        default=False,
+        description="Its place only repeats a text or vector search that other strategies"
+        " run too (tiered's cold tier): fusion counts it only for an item no other"
+        " strategy proposed in its own right.",
+    )
 
 
 class Provenance(BaseModel):

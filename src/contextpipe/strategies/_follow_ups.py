@@ -53,7 +53,7 @@ def following(
         return ()
     # The request's own path globs stay (the turns must fit them too); without any, the
     # read keeps to the conversation's paths.
-    paths = filters.paths or (_glob_literal(_stored_prefix(item)) + "*",)
+    paths = filters.paths or (glob_literal(_stored_prefix(item)) + "*",)
     scoped = filters.model_copy(update={"kinds": (MEMORY,), "paths": paths})
     limit = max(_AT_LEAST, 2 * count)
     while True:
@@ -72,6 +72,6 @@ def _stored_prefix(item: ContextFragment) -> str:
     return item.source.path.removesuffix(item_id)
 
 
-def _glob_literal(text: str) -> str:
+def glob_literal(text: str) -> str:
     """`text` as a glob pattern that matches only itself."""
     return "".join(f"[{char}]" if char in "*?[" else char for char in text)

@@ -5,12 +5,17 @@ Rules, in order:
 1. **hot**: the pinned items (`[memory] pinned` and `contextpipe pin`), then the
    request's working set: the nodes and files its `focus` names.
 2. **warm**: what matches the request well (among the best `warm_rank` of long-term
-   search, 3) and is recent: the nodes recent assemblies of the request's session
+   search, 3) and is recent in the request's session: the nodes its recent assemblies
    delivered (the store's access log, latest first; an item used lately but beside the
    point of this request is not given again), then those of the `warm_memory` newest
-   memory items the request may see from before its `as_of`, in search order.
+   memory items of the session itself (session scope) from before its `as_of`, in search
+   order. A user's or everyone's memory, however new, was not said in this session: it is
+   long-term memory, and cold.
 3. **cold**: long-term search over everything else: the best `cold_results` text-search
-   hits and, where vectors exist, as many nearest texts, merged by reciprocal rank.
+   hits and, where vectors exist, as many nearest texts, merged by reciprocal rank. These
+   are the searches other strategies run too, so cold candidates are echoes
+   (`Candidate.echo`): in a mix, fusion counts them only for what no other strategy
+   proposed, and the cold tier adds what the others lack rather than voting twice.
 4. Tiers are filled in that order, each fragment once (in its first tier), until the
    proposals hold twice its allocation (and at least 20); a later tier only gets what the
    earlier ones leave. Scores fall strictly from tier to tier; each reason names its tier.
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,11 +37,14 @@ from contextpipe import (
     ContextFragment,
     ContextRequest,
     ContextStrategy,
+    MemoryScope,
     SessionTiers,
     Settings,
     hookimpl,
     strategy_options,
 )
+
+from ._follow_ups import glob_literal
 
 NAME = "tiered"
 
@@ -66,7 +75,8 @@ class TieredOptions(BaseModel):
         default=50,
         ge=0,
         le=1000,
-        description="Newest memory items weighed for the warm tier (0-1000).",
+        description="Newest memory items of the request's session weighed for the warm tier"
+        " (0-1000).",
     )
     warm_rank: int = Field(
         default=10,
@@ -121,7 +131,12 @@ class TieredStrategy:
                 held += fragment.token_count
                 score = _TIER_BASE[tier] + 0.5 * (1 - rank / len(entries))
                 candidates.append(
-                    Candidate(fragment=fragment, score=score, reason=f"{tier}: {why}")
+                    Candidate(
+                        fragment=fragment,
+                        score=score,
+                        reason=f"{tier}: {why}",
+                        echo=tier == "cold",
+                    )
                 )
         return candidates
 
@@ -149,9 +164,7 @@ class TieredStrategy:
         if request.session:
             used = sessions.recently_used(request.session, self.options.warm_used, request.filters)
             found += [(f, "used lately by this session") for f in used if f.id in rank]
-        recent = sessions.recent_memory(
-            self.options.warm_memory, request.filters, until=request.as_of
-        )
+        recent = _session_memory(sessions, request, self.options.warm_memory)
         for fragment in sorted((f for f in recent if f.id in rank), key=lambda f: rank[f.id]):
             found.append(
                 (
@@ -179,7 +192,8 @@ class TieredStrategy:
             "Fills memory tiers in order: hot (pinned items, [memory] pinned and `contextpipe "
             "pin`, and the files or nodes the request's focus names), warm (among the best "
             "matches of long-term search: what this session's recent assemblies delivered, "
-            "and recent memory), cold (long-term text and vector search). Each reason "
+            "and this session's recent memory), cold (long-term text and vector search, counted "
+            "in a mix only for what the other strategies did not propose). Each reason "
             "names its tier. Declines without a session, focus or pins. Options: "
             "hot_items (50), warm_used "
             "(20), warm_memory (50), warm_rank (10), cold_results (100)."
@@ -198,6 +212,25 @@ def _merged(
             entries.setdefault(fragment.id, (fragment, []))[1].append(why)
     order = sorted(scores, key=lambda fid: (-scores[fid], fid))
     return [(entries[fid][0], "long-term search, " + "; ".join(entries[fid][1])) for fid in order]
+
+
+def _session_memory(
+    sessions: SessionTiers, request: ContextRequest, limit: int
+) -> Sequence[ContextFragment]:
+    """The `limit` newest memory items of the request's own session from before its
+    `as_of` (rule 2); none without a session.
+    """
+    if request.session is None or not limit:
+        return ()
+    scope = MemoryScope.SESSION.value
+    # Read within the session's stored paths, unless the request filters paths itself.
+    paths = request.filters.paths or (glob_literal(f"memory:{scope}/{request.session}/") + "*",)
+    found = sessions.recent_memory(
+        limit, request.filters.model_copy(update={"paths": paths}), until=request.as_of
+    )
+    # The node URI quotes the owner: an owner that only starts the same way is told apart.
+    node = f"uko://memory/{scope}/{quote(request.session, safe='')}/"
+    return [fragment for fragment in found if fragment.uko_uri.startswith(node)]
 
 
 def _when(fragment: ContextFragment) -> str:
