@@ -26,6 +26,7 @@ import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..graph import ResolvedEdges, resolve_targets
 from ..storage import DeclaredEdges, EdgeTarget, NodeRecord, TargetForm
@@ -171,9 +172,13 @@ def _groups(
     rows = connection.execute(
         f"SELECT rowid, {DECLARED_COLUMNS} FROM edges WHERE {where} ORDER BY rowid", params
     ).fetchall()
-    return dict(
-        zip((int(row[0]) for row in rows), declared_edges(row[1:] for row in rows), strict=True)
-    )
+    return _by_rowid(rows, 1)
+
+
+def _by_rowid(rows: Sequence[Sequence[Any]], start: int) -> dict[int, DeclaredEdges]:
+    """Rows of a row id and, from `start` on, the declared columns, as groups by row id."""
+    groups = declared_edges(tuple(row[start:]) for row in rows)
+    return dict(zip((int(row[0]) for row in rows), groups, strict=True))
 
 
 def _refiled(connection: sqlite3.Connection, roots: list[NodeRecord]) -> dict[int, DeclaredEdges]:
@@ -186,9 +191,7 @@ def _refiled(connection: sqlite3.Connection, roots: list[NodeRecord]) -> dict[in
         " ORDER BY rowid",
         _FILE_FORMS,
     ).fetchall()
-    filed = dict(
-        zip((int(row[0]) for row in rows), declared_edges(row[2:] for row in rows), strict=True)
-    )
+    filed = _by_rowid(rows, 2)
     before: defaultdict[str, set[str]] = defaultdict(set)
     after: defaultdict[str, set[str]] = defaultdict(set)
     targets = resolve_targets(roots, list(filed.values()))
