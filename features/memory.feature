@@ -27,6 +27,15 @@ Feature: Memory items: notes and conversations with a time and a scope
       | s-bob   |       | Bob deploys the search service on Mondays, Every service deploys through the gateway        |
       |         |       | Every service deploys through the gateway                                                  |
       | s-bob   | carol | Bob deploys the search service on Mondays, Every service deploys through the gateway, Carol deploys nothing without a review |
+    # The same process again, after more memory: what each request may not see is kept per
+    # state of the store, so nothing remembered for a former state may let an item through.
+    Given the memory items:
+      | text                                          | session | user | at               |
+      | Alice deploys the ledger service on Sundays   | s-alice |      | 2024-05-08T10:00 |
+    Then a request about "deploys service" sees exactly this memory, with each strategy alone and with the default mix:
+      | session | user  | memory                                                                                     |
+      | s-bob   |       | Bob deploys the search service on Mondays, Every service deploys through the gateway        |
+      |         |       | Every service deploys through the gateway                                                  |
 
   Scenario: A request naming a session in its filters and another as its session is refused
     When I ask for "deploys" within 300 tokens as session "s-alice" with filters of session "s-bob"

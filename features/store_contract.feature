@@ -410,11 +410,26 @@ Feature: Every store backend keeps the same promises
       | s-b     | u-1  | b1, g1, u1 |
       |         |      | g1         |
     And in every store a search for "zebra" within 1 result as session "s-b" finds "b1" or "g1", never hidden memory
+    # More of another session's items, each outranking both, kept after those searches
+    # (more than a search reads past its cut): a store that remembers what is hidden must
+    # not remember it from the former state.
+    When every store keeps the memory items:
+      | id  | text                                | scope   | owner | at                        |
+      | a2  | Zebra, zebra: the zebra zebra 2     | session | s-a   | 2024-03-08T12:00:00+00:00 |
+      | a3  | Zebra, zebra: the zebra zebra 3     | session | s-a   | 2024-03-09T12:00:00+00:00 |
+      | a4  | Zebra, zebra: the zebra zebra 4     | session | s-a   | 2024-03-10T12:00:00+00:00 |
+      | a5  | Zebra, zebra: the zebra zebra 5     | session | s-a   | 2024-03-11T12:00:00+00:00 |
+      | a6  | Zebra, zebra: the zebra zebra 6     | session | s-a   | 2024-03-12T12:00:00+00:00 |
+      | a7  | Zebra, zebra: the zebra zebra 7     | session | s-a   | 2024-03-13T12:00:00+00:00 |
+      | a8  | Zebra, zebra: the zebra zebra 8     | session | s-a   | 2024-03-14T12:00:00+00:00 |
+      | a9  | Zebra, zebra: the zebra zebra 9     | session | s-a   | 2024-03-15T12:00:00+00:00 |
+      | a10 | Zebra, zebra: the zebra zebra 10    | session | s-a   | 2024-03-16T12:00:00+00:00 |
+    Then in every store a search for "zebra" within 1 result as session "s-b" finds "b1" or "g1", never hidden memory
     And in every store the fragment lookups of the memory items see only this memory:
-      | session | user | memory     |
-      | s-a     |      | a1, g1     |
-      | s-b     | u-1  | b1, g1, u1 |
-      |         |      | g1         |
+      | session | user | memory                                      |
+      | s-a     |      | a1, a10, a2, a3, a4, a5, a6, a7, a8, a9, g1 |
+      | s-b     | u-1  | b1, g1, u1                                  |
+      |         |      | g1                                          |
 
   Scenario: Memory is not a file: files and counts leave it out, and indexing again keeps it
     Given every project is indexed

@@ -1682,12 +1682,14 @@ def keep_memory(context: Context) -> None:
         for item in items
     }
     for subject in _subjects(context):
-        found = {
-            f.uko_uri: f
+        # With the items kept by an earlier step of the scenario.
+        found = {f.uko_uri: f for f in subject.kept.get("memory", [])}
+        found.update(
+            (f.uko_uri, f)
             for filters in scopes
             for f in _full_texts(subject.store, filters)
             if f.source.kind == "memory"
-        }
+        )
         subject.kept["memory"] = [found[uri] for uri in sorted(found)]
 
 

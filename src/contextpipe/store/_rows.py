@@ -15,11 +15,16 @@ FRAGMENT_COLUMNS = (
     " content_hash, modified_at, read_at"
 )
 
-#: The stored paths of the memory items a request may not see, given its session and user
-#: as parameters (`owner IS NOT NULL` when it names none: then all of that scope are hidden).
+#: The rows of `memory` a request may not see, given its session and user as parameters
+#: (`owner IS NOT NULL` when it names none: then all of that scope are hidden).
 HIDDEN_MEMORY = (
-    "SELECT path FROM memory WHERE scope = 'session' AND owner IS NOT ?"
-    " OR scope = 'user' AND owner IS NOT ?"
+    "(memory.scope = 'session' AND memory.owner IS NOT ?"
+    " OR memory.scope = 'user' AND memory.owner IS NOT ?)"
+)
+#: The rows of `fragments` that are not such memory, with the same parameters. A lookup per
+#: row by path: reading every hidden path first costs milliseconds once memory grows.
+SEEN_FRAGMENTS = (
+    f"NOT EXISTS (SELECT 1 FROM memory WHERE memory.path = fragments.path AND {HIDDEN_MEMORY})"
 )
 
 
@@ -41,7 +46,7 @@ def filter_sql(filters: RequestFilters) -> tuple[str, list[str | None]]:
     if filters.kinds:
         clauses.append("fragments.kind IN (" + ", ".join("?" for _ in filters.kinds) + ")")
         params.extend(filters.kinds)
-    clauses.append(f"fragments.path NOT IN ({HIDDEN_MEMORY})")
+    clauses.append(SEEN_FRAGMENTS)
     params.extend((filters.session, filters.user))
     return "".join(f" AND {clause}" for clause in clauses), params
 

@@ -519,11 +519,12 @@ class TextView:
         terms: Sequence[str | Phrase],
         limit: int,
         filtered: bool,
+        unseen: Sequence[int] = (),
     ) -> tuple[Int, Float]:
-        """The rowids of the fragments matching any query term, with their BM25 scores.
-        Unless `filtered` (then the best that fit may lie anywhere), only those that may be
-        among the best `limit` (and a margin): every fragment left out scores below each
-        of those.
+        """The rowids of the fragments matching any query term, with their BM25 scores,
+        except the `unseen` rowids (memory the request may not see). Unless `filtered`
+        (then the best that fit may lie anywhere), only those that may be among the best
+        `limit` (and a margin): every fragment left out scores below each of those.
 
         Pruning (MaxScore): terms are taken in order of the most they can add to a score
         (idf * (k1 + 1)); once the `need`-th best score so far beats what all the terms left
@@ -534,11 +535,13 @@ class TextView:
         found = self._terms(connection, terms)
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        candidates = None if filtered else self._pruned(found, limit + _TIE_MARGIN)
+        hidden = self._positions(unseen)
+        candidates = None if filtered else self._pruned(found, limit + _TIE_MARGIN, hidden)
         if candidates is None:
             scores = np.zeros(len(self.rowids), np.float64)
             for term in found:
                 term.add_to(scores, self._norm)
+            scores[hidden] = 0.0
             positions = np.flatnonzero(scores > 0)
             return self.rowids[positions], scores[positions]
         values = np.zeros(len(candidates), np.float64)
@@ -567,9 +570,19 @@ class TextView:
         scores[held] = values[np.searchsorted(positions, at[held])]
         return scores
 
-    def _pruned(self, found: Sequence[_Term], need: int) -> Int | None:
-        """The fragments that may be among the `need` best, or None when pruning saves
-        nothing (every term had to be taken whole, or the fragments found are too many).
+    def _positions(self, rowids: Sequence[int]) -> Int:
+        """Where these rowids are in this view (those it does not hold are left out)."""
+        wanted = np.asarray(rowids, np.int64)
+        if not len(self.rowids) or not len(wanted):
+            return np.zeros(0, np.int64)
+        at = np.clip(np.searchsorted(self.rowids, wanted), 0, len(self.rowids) - 1)
+        return at[self.rowids[at] == wanted]
+
+    def _pruned(self, found: Sequence[_Term], need: int, hidden: Int) -> Int | None:
+        """The fragments other than `hidden` (positions) that may be among the `need`
+        best, or None when pruning saves nothing (every term had to be taken whole, or the
+        fragments found are too many). A hidden fragment never takes a place among those
+        `need`, so it never holds back the cut.
         """
         size = len(self.rowids)
         ordered = sorted(found, key=lambda t: -t.bound)
@@ -582,6 +595,7 @@ class TextView:
         for taken, term in enumerate(ordered, start=1):
             left -= term.bound
             held[term.positions] = True
+            held[hidden] = False
             term.add_to(partial, self._norm)
             if taken < len(found):
                 candidates = np.flatnonzero(held)

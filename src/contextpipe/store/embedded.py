@@ -62,8 +62,8 @@ from ._resolution import (
     resolve_changes,
     stored_resolution,
 )
-from ._rows import FRAGMENT_COLUMNS, HIDDEN_MEMORY, as_fragment, filter_sql, utc
-from ._scope import ScopedVectors, hidden
+from ._rows import FRAGMENT_COLUMNS, SEEN_FRAGMENTS, as_fragment, filter_sql, utc
+from ._scope import HiddenMemory, ScopedVectors
 from ._sessions import EmbeddedSessions
 from ._text_layout import TEXT_META, TEXT_SCHEMA, TEXT_TABLES, TOKENIZE
 from ._variants import VariantsMemo
@@ -288,6 +288,7 @@ class EmbeddedStore:
         # how many times it was replaced under this store (see `_follow_replacement`).
         self._identity: tuple[int, int] | None = None
         self._epoch = 0
+        self._hidden = HiddenMemory(self._query, lambda: self._epoch)
 
     @property
     def location(self) -> str:
@@ -591,7 +592,7 @@ class EmbeddedStore:
         rows = self._query(
             f"SELECT {FRAGMENT_COLUMNS} FROM fragments"
             " WHERE uri IN (SELECT value FROM json_each(?))"
-            f" AND path NOT IN ({HIDDEN_MEMORY}) ORDER BY uri, depth DESC",
+            f" AND {SEEN_FRAGMENTS} ORDER BY uri, depth DESC",
             (json.dumps(list(uko_uris)), *scope),
         )
         found: dict[str, list[ContextFragment]] = {}
@@ -611,8 +612,6 @@ class EmbeddedStore:
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
-        from numpy import setdiff1d
-
         from ._text_index import query_plan, select_best
 
         plan = list(query_plan(terms))
@@ -620,23 +619,19 @@ class EmbeddedStore:
         narrowed = bool(filters.paths or filters.kinds)
         with self.snapshot():
             view = self._text_view()
-            # Memory the request may not see is ranked past, not filtered (`_scope` rule 2).
-            unseen = [] if narrowed else sorted(hidden(self._query, filters))
+            # Memory the request may not see is skipped by the ranking (`_scope` rule 2).
+            unseen = [] if narrowed else sorted(self._hidden.of(filters))
             with self._damage_reported(), self._text_damage_reported():
-                rowids, scores = view.best(self._reader(), plan, limit + len(unseen), narrowed)
+                rowids, scores = view.best(self._reader(), plan, limit, narrowed, unseen)
 
             def fetch(rowids: list[int], scores: list[float]) -> Scored:
                 return self._scored_rows(rowids, scores, where, params)
 
             def fitting() -> Iterable[int]:
-                if not narrowed:
-                    return setdiff1d(view.rowids, unseen, assume_unique=True).tolist()
                 rows = self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
                 return [int(row[0]) for row in rows]
 
-            rows = select_best(
-                rowids, scores, limit, fetch, fitting if narrowed or unseen else None
-            )
+            rows = select_best(rowids, scores, limit, fetch, fitting if narrowed else None)
         hits: list[TextHit] = []
         for score, row in rows:
             fragment = as_fragment(row)
@@ -744,7 +739,7 @@ class EmbeddedStore:
         memory it may not see (`_scope`); None when it has none.
         """
         index = self._vector_index(space)
-        return None if index is None else ScopedVectors(index, self._query)
+        return None if index is None else ScopedVectors(index, self._hidden)
 
     def _vector_index(self, space: str) -> EmbeddedVectors | None:
         from ._vector_matrix import EmbeddedVectors
