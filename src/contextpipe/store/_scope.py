@@ -9,9 +9,10 @@ Rules:
 2. What a request may not see is left out before ranking is cut, so it never hides a match
    the request may see: the keyword ranking skips it (keeping its pruning, and asking for
    no more hits than wanted); a vector search without path or kind filters asks for as
-   many more as are hidden and drops those (keeping its approximate index); with filters,
-   or when more are hidden than asked for, the filter's row ids leave them out before
-   ranking. Rows are read through the filters' SQL, which applies the scope again.
+   many more as are hidden and drops those (keeping its approximate index), or, when more
+   are hidden than asked for, searches exactly past their row ids; with filters, the
+   filter's row ids leave them out. Text rows are read through the filters' SQL, which
+   applies the scope again.
 3. What is hidden from a session and user is read once per state of the store (its
    generation, which every memory write changes), in one statement with that generation.
 """
@@ -23,12 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from .._memo import BoundedMemo
 from ..models import ContextFragment, RequestFilters
-from ..storage import VectorCoverage, VectorHit, VectorIndex
+from ..storage import VectorCoverage, VectorHit
 from ._rows import HIDDEN_MEMORY
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from ._vector_matrix import EmbeddedVectors
 
 Rows = Callable[[str, Sequence[object]], list[tuple[Any, ...]]]
 
@@ -72,7 +75,7 @@ class HiddenMemory:
 class ScopedVectors:
     """The store's vector index, never returning memory the request may not see (rule 2)."""
 
-    def __init__(self, inner: VectorIndex, hidden: HiddenMemory) -> None:
+    def __init__(self, inner: EmbeddedVectors, hidden: HiddenMemory) -> None:
         self._inner = inner
         self._hidden = hidden
 
@@ -86,14 +89,13 @@ class ScopedVectors:
         """The most similar full texts the request may see first, ties by id."""
         if filters.paths or filters.kinds:  # the filter's row ids apply the scope
             return list(self._inner.nearest(vector, limit, filters))
-        paths = set(self._hidden.of(filters).values())
+        hidden = self._hidden.of(filters)
+        if len(hidden) > limit:
+            # Ranking past many hidden texts would read them all back.
+            return self._inner.nearest(vector, limit, filters, sorted(hidden))
+        paths = set(hidden.values())
         if not paths:
             return list(self._inner.nearest(vector, limit, filters))
-        if len(paths) > limit:
-            # Ranking past many hidden texts reads them all back: rank only what fits,
-            # through a path filter every path fits (its row ids apply the scope).
-            everything = filters.model_copy(update={"paths": ("*",)})
-            return list(self._inner.nearest(vector, limit, everything))
         hits = self._inner.nearest(vector, limit + len(paths), filters)
         return [hit for hit in hits if hit.fragment.source.path not in paths][:limit]
 

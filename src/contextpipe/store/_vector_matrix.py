@@ -18,9 +18,9 @@ Rules:
    waits for it: the approximate index is brought up to date, or the exact matrix read and
    saved. A writer that fails or is killed leaves the approximate index describing older
    vectors, and so unused.
-5. Filters are applied before ranking, so a filter never hides a match; equal
-   similarities are ordered by fragment id. A vector stored once stands for every
-   full-text fragment of that text.
+5. Filters, and the fragments a caller names as unseen, are left out before ranking, so
+   neither hides a match; equal similarities are ordered by fragment id. A vector stored
+   once stands for every full-text fragment of that text.
 """
 
 from __future__ import annotations
@@ -144,11 +144,17 @@ class EmbeddedVectors:
             pass
 
     def nearest(
-        self, vector: NDArray[np.float32], limit: int, filters: RequestFilters
+        self,
+        vector: NDArray[np.float32],
+        limit: int,
+        filters: RequestFilters,
+        unseen: Sequence[int] = (),
     ) -> list[VectorHit]:
-        """The most similar full-text fragments first, equal ones by id."""
+        """The most similar full-text fragments first, equal ones by id; none of the
+        `unseen` row ids (searched exactly then).
+        """
         query = np.asarray(vector, dtype=np.float32)
-        if not (filters.paths or filters.kinds) and limit > 0:
+        if not (filters.paths or filters.kinds or unseen) and limit > 0:
             approximate = self._approximate_index(self._state()[1])
             if approximate is not None:
                 return self._nearest_approximately(approximate, query, limit)
@@ -158,6 +164,9 @@ class EmbeddedVectors:
         allowed = None
         if filters.paths or filters.kinds:
             allowed = np.isin(rowids, np.asarray(self._host.filtered_rowids(filters)))
+        if unseen:
+            seen = ~np.isin(rowids, np.asarray(unseen, np.int64))
+            allowed = seen if allowed is None else allowed & seen
         wanted = limit + _TIE_MARGIN
         while True:
             best, scores = rows.best(query, wanted, allowed)
