@@ -30,7 +30,7 @@ import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from ._bulk import collector_paused
 from .storage import (
@@ -252,15 +252,25 @@ def _file_roots(nodes: Iterable[NodeRecord]) -> dict[str, str]:
     return {node.path: node.uri for node in nodes if node.parent is None}
 
 
-def _node_table(nodes: list[NodeRecord]) -> dict[str, NodeRecord]:
+#: A node as the graph keeps it: `NodeRecord`'s fields in a plain tuple. The cyclic
+#: collector stops tracking a plain tuple of strings and numbers, never a named tuple: kept
+#: as records, the nodes of a large store made every full collection of a service that
+#: holds the graph walk them all (0.1-0.2 s each at 100k nodes).
+_Row = tuple[str, str, str, str, int, int, str | None]
+_KIND, _PATH = 1, 3
+
+
+def _node_table(nodes: list[NodeRecord]) -> dict[str, _Row]:
     """Every node of the graph by URI: the repository, the records read, and a node per
-    folder (records are made `GraphNode`s when asked for: most are never looked at).
+    folder (rows are made `GraphNode`s when asked for: most are never looked at).
     """
-    table = {_REPOSITORY: NodeRecord(_REPOSITORY, "repository", "repository", "", 0, 0, None)}
-    table.update((node.uri, node) for node in nodes)
+    table: dict[str, _Row] = {
+        _REPOSITORY: (_REPOSITORY, "repository", "repository", "", 0, 0, None)
+    }
+    table.update((node.uri, cast(_Row, tuple(node))) for node in nodes)
     for _, child, folder in _containment(_file_roots(nodes)):
         if folder is not None:
-            table[child] = NodeRecord(child, "directory", folder, folder, 0, 0, None)
+            table[child] = (child, "directory", folder, folder, 0, 0, None)
     return table
 
 
@@ -272,7 +282,7 @@ class _Adjacency:
 
     def __init__(
         self,
-        table: Mapping[str, NodeRecord],
+        table: Mapping[str, _Row],
         nodes: list[NodeRecord],
         resolved: list[ResolvedEdges],
     ) -> None:
@@ -325,7 +335,7 @@ class ResolvedGraph:
         self._keep_stats = keep_stats
 
     @cached_property
-    def _whole(self) -> tuple[dict[str, NodeRecord], _Adjacency]:
+    def _whole(self) -> tuple[dict[str, _Row], _Adjacency]:
         with collector_paused():
             nodes, resolved = self._read()
             table = _node_table(nodes)
@@ -336,12 +346,12 @@ class ResolvedGraph:
         return self._whole[1]
 
     @property
-    def _nodes(self) -> dict[str, NodeRecord]:
+    def _nodes(self) -> dict[str, _Row]:
         """Every node by URI: the whole graph's once it is built, else the nodes alone."""
         return self._whole[0] if "_whole" in self.__dict__ else self._nodes_alone
 
     @cached_property
-    def _nodes_alone(self) -> dict[str, NodeRecord]:
+    def _nodes_alone(self) -> dict[str, _Row]:
         if self._read_nodes is None:
             return self._whole[0]
         with collector_paused():
@@ -357,14 +367,14 @@ class ResolvedGraph:
         table, adjacency = self._whole
         graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         with collector_paused():
-            for uri, node in table.items():
+            for uri, (_, kind, name, path, start_line, end_line, _) in table.items():
                 graph.add_node(
                     uri,
-                    kind=node.kind,
-                    name=node.name,
-                    path=node.path,
-                    start_line=node.start_line,
-                    end_line=node.end_line,
+                    kind=kind,
+                    name=name,
+                    path=path,
+                    start_line=start_line,
+                    end_line=end_line,
                 )
             for source, kind, target in adjacency.edges():
                 graph.add_edge(source, target, key=kind, type=kind)
@@ -453,27 +463,28 @@ class ResolvedGraph:
         names = self._names
         nodes = names.table  # the nodes its names were made from, whatever came since
         name = name.strip()
+        found: Sequence[str]
         if name in nodes:
-            found = [name] if nodes[name].kind != MEMORY_KIND else []
+            found = [name] if nodes[name][_KIND] != MEMORY_KIND else []
         elif "/" in name or "\\" in name or is_file_name(name):
             found = names.file(name)
         elif "." in name.strip("."):
             files, rest = names.module(name)
             found = files if not rest else []
             if rest:
-                inside = {nodes[f].path for f in files}
+                inside = {nodes[f][_PATH] for f in files}
                 found = [
                     uri
                     for uri in names.definitions.get(rest, ())
-                    if not inside or nodes[uri].path in inside
+                    if not inside or nodes[uri][_PATH] in inside
                 ]
         else:
             found = [*names.definitions.get(name, ()), *names.stems.get(name, ())]
         return [_graph_node(nodes[uri]) for uri in sorted(set(found))]
 
 
-def _graph_node(record: NodeRecord) -> GraphNode:
-    uri, kind, name, path, start_line, end_line, _ = record
+def _graph_node(row: _Row) -> GraphNode:
+    uri, kind, name, path, start_line, end_line, _ = row
     return GraphNode(uri, kind, name, path, start_line, end_line)
 
 
@@ -483,39 +494,42 @@ class _Names:
     underscores optional), definitions by qualified name and by last name.
     """
 
-    def __init__(self, table: Mapping[str, NodeRecord]) -> None:
+    def __init__(self, table: Mapping[str, _Row]) -> None:
         self.table = table
-        self.files: defaultdict[str, list[str]] = defaultdict(list)
-        self.definitions: defaultdict[str, list[str]] = defaultdict(list)
-        self.stems: defaultdict[str, list[str]] = defaultdict(list)
-        for node in table.values():
-            uri, kind, name, path = node.uri, node.kind, node.name, node.path
+        files: defaultdict[str, list[str]] = defaultdict(list)
+        definitions: defaultdict[str, list[str]] = defaultdict(list)
+        stems: defaultdict[str, list[str]] = defaultdict(list)
+        for uri, kind, name, path, _, _, _ in table.values():
             if kind in ("repository", "directory", MEMORY_KIND):
                 continue
             if "#" not in uri:
                 parts = path.split("/")  # stored paths are normalised POSIX paths
                 for start in range(len(parts)):
-                    self.files["/".join(parts[start:])].append(uri)
+                    files["/".join(parts[start:])].append(uri)
                 stem = posixpath.splitext(parts[-1])[0]
                 if stem == "__init__":
                     stem = parts[-2] if len(parts) > 1 else ""
                 for name in {stem, stem.strip("_")} - {""}:
-                    self.stems[name].append(uri)
+                    stems[name].append(uri)
             elif kind not in _NOT_DEFINITIONS:
-                self.definitions[name].append(uri)
+                definitions[name].append(uri)
                 if "." in name:
-                    self.definitions[name.rsplit(".", 1)[-1]].append(uri)
+                    definitions[name.rsplit(".", 1)[-1]].append(uri)
+        # Tuples, not lists: the collector stops tracking them (see `_Row`).
+        self.files = _untracked(files)
+        self.definitions = _untracked(definitions)
+        self.stems = _untracked(stems)
 
-    def file(self, name: str) -> list[str]:
+    def file(self, name: str) -> tuple[str, ...]:
         """Files whose path ends with the longest tail of `name` that any path ends with."""
         parts = [p for p in name.strip().replace("\\", "/").split("/") if p not in ("", ".")]
         for start in range(len(parts)):
             found = self.files.get("/".join(parts[start:]))
             if found:
                 return found
-        return []
+        return ()
 
-    def module(self, dotted: str) -> tuple[list[str], str]:
+    def module(self, dotted: str) -> tuple[tuple[str, ...], str]:
         """The files the longest module prefix of a dotted name names, and the rest of it
         (`click.core.Context.invoke` -> click/core.py, `Context.invoke`).
         """
@@ -526,7 +540,11 @@ class _Names:
                 found = self.files.get(candidate)
                 if found:
                     return found, ".".join(parts[end:])
-        return [], dotted
+        return (), dotted
+
+
+def _untracked(lists: Mapping[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    return {key: tuple(values) for key, values in lists.items()}
 
 
 def _count(nodes: list[NodeRecord], resolved: list[ResolvedEdges]) -> GraphStats:

@@ -588,17 +588,16 @@ class EmbeddedStore:
 
     def _read_variants(
         self, uko_uris: Sequence[str], scope: tuple[str | None, str | None]
-    ) -> dict[str, list[ContextFragment]]:
+    ) -> dict[str, list[tuple[object, ...]]]:
         rows = self._query(
             f"SELECT {FRAGMENT_COLUMNS} FROM fragments"
             " WHERE uri IN (SELECT value FROM json_each(?))"
             f" AND {SEEN_FRAGMENTS} ORDER BY uri, depth DESC",
             (json.dumps(list(uko_uris)), *scope),
         )
-        found: dict[str, list[ContextFragment]] = {}
+        found: dict[str, list[tuple[object, ...]]] = {}
         for row in rows:
-            fragment = as_fragment(row)
-            found.setdefault(fragment.uko_uri, []).append(fragment)
+            found.setdefault(str(row[1]), []).append(row)  # by `uri`, the second column
         return found
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:

@@ -162,9 +162,14 @@ def _speaker_named(terms: Sequence[str], fragment: ContextFragment) -> float:
 
 
 @functools.lru_cache(maxsize=16_384)
-def _words(text: str) -> frozenset[str]:
-    """The words of a title or a path, kept: the same ones come back request after request."""
-    return frozenset(f"{text} {identifier_words(text)}".lower().replace("/", " ").split())
+def _words(text: str) -> tuple[str, ...]:
+    """The words of a title or a path, each once, kept: the same ones come back request
+    after request. A tuple of a few words: a set would be one more object for every full
+    collection of the cyclic collector to walk, a tuple of strings is not tracked.
+    """
+    return tuple(
+        dict.fromkeys(f"{text} {identifier_words(text)}".lower().replace("/", " ").split())
+    )
 
 
 class RelevanceStrategy:
