@@ -587,7 +587,9 @@ class _Texts:
     goes) alone.
     """
 
-    def __init__(self, read: Callable[[list[str]], Mapping[str, Sequence[ContextFragment]]]):
+    def __init__(
+        self, read: Callable[[list[str]], Mapping[str, Sequence[ContextFragment]]]
+    ) -> None:
         self._read = read
         self._found: dict[str, Sequence[ContextFragment]] = {}
         self._order: list[str] = []
