@@ -122,48 +122,50 @@ def measure(project: str, run: str) -> dict[str, float]:
     }
 
 
-class MemoryStrategyLatency:
-    """p50/p95 of recency and tiered alone and of a session's default mix, with the
-    keyword-only p95 of the same queries and the ratio to it.
+class _Figures:
+    """The figures of one `measure`, kept in `stats` by `setup`: p50/p95, the keyword-only
+    p95 of the same queries and the ratio to it.
     """
+
+    setup_cache = staticmethod(build_corpora)
+    unit = "ms"
+    stats: dict[str, float]
+
+    def track_p50_ms(self, projects: dict[int, str], *params: object) -> float:
+        return self.stats["p50"]
+
+    def track_p95_ms(self, projects: dict[int, str], *params: object) -> float:
+        return self.stats["p95"]
+
+    def track_keyword_p95_ms(self, projects: dict[int, str], *params: object) -> float:
+        return self.stats["keyword_p95"]
+
+    def track_ratio_p95(self, projects: dict[int, str], *params: object) -> float:
+        return self.stats["ratio_p95"]
+
+    track_ratio_p95.unit = "x"  # type: ignore[attr-defined]
+
+
+class MemoryStrategyLatency(_Figures):
+    """recency and tiered alone, and a session's default mix."""
 
     params = (list(SIZES), list(RUNS))
     param_names = ("fragments", "run")
-    setup_cache = staticmethod(build_corpora)
     timeout = 1800
-    unit = "ms"
 
     def setup(self, projects: dict[int, str], fragments: int, run: str) -> None:
         project = memory_project(projects, fragments)
         name = f"memory-latency-{fragments}-{run}"
         self.stats = memoized(projects, name, lambda: measure(project, run))
 
-    def track_p50_ms(self, projects: dict[int, str], fragments: int, run: str) -> float:
-        return self.stats["p50"]
 
-    def track_p95_ms(self, projects: dict[int, str], fragments: int, run: str) -> float:
-        return self.stats["p95"]
-
-    def track_keyword_p95_ms(self, projects: dict[int, str], fragments: int, run: str) -> float:
-        return self.stats["keyword_p95"]
-
-    def track_ratio_p95(self, projects: dict[int, str], fragments: int, run: str) -> float:
-        return self.stats["ratio_p95"]
-
-    track_ratio_p95.unit = "x"  # type: ignore[attr-defined]
-
-
-class MemoryMixLatency:
-    """p50/p95 of a session's default mix over a store with vectors and memory of many
-    sessions, with the keyword-only p95 of the same queries and the ratio to it.
-    """
+class MemoryMixLatency(_Figures):
+    """A session's default mix over a store with vectors and memory of many sessions."""
 
     params = (list(MIX_SIZES),)
     param_names = ("fragments",)
-    setup_cache = staticmethod(build_corpora)
     # Embedding the 100k store with the default model takes most of an hour.
     timeout = 4 * 3600
-    unit = "ms"
 
     def setup(self, projects: dict[int, str], fragments: int) -> None:
         mixed, _ = mix_project(projects, fragments)
@@ -171,17 +173,3 @@ class MemoryMixLatency:
         run = "default mix, in a session"
         name = f"memory-mix-latency-{fragments}"
         self.stats = memoized(projects, name, lambda: measure(project, run))
-
-    def track_p50_ms(self, projects: dict[int, str], fragments: int) -> float:
-        return self.stats["p50"]
-
-    def track_p95_ms(self, projects: dict[int, str], fragments: int) -> float:
-        return self.stats["p95"]
-
-    def track_keyword_p95_ms(self, projects: dict[int, str], fragments: int) -> float:
-        return self.stats["keyword_p95"]
-
-    def track_ratio_p95(self, projects: dict[int, str], fragments: int) -> float:
-        return self.stats["ratio_p95"]
-
-    track_ratio_p95.unit = "x"  # type: ignore[attr-defined]
