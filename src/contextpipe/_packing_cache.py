@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ._memo import BoundedMemo
@@ -59,6 +60,29 @@ class WordBits:
         return bits, bits.bit_count()
 
 
+class _Units:
+    """Units by key, kept as plain tuples: the cyclic collector never stops tracking a
+    named tuple, and thousands kept made every full collection longer.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._kept = BoundedMemo[tuple[str, str, str], tuple[int, bool]](capacity)
+
+    def get(self, key: tuple[str, str, str], compute: Callable[[], Unit]) -> Unit:
+        """The unit kept for `key`, computed (and kept) when missing."""
+
+        def kept() -> tuple[int, bool]:
+            unit = compute()
+            return unit.tokens, unit.splits_before
+
+        return Unit(*self._kept.get(key, kept))
+
+    def peek(self, key: tuple[str, str, str]) -> Unit | None:
+        """The unit kept for `key`, or None: nothing is computed."""
+        found = self._kept.peek(key)
+        return None if found is None else Unit(*found)
+
+
 class PackingCache:
     """Token counts of rendered blocks (by tokenizer, separator and block) and of short
     texts (by tokenizer and text), and word bitsets, kept across assemblies; and for blocks
@@ -66,7 +90,7 @@ class PackingCache:
     """
 
     def __init__(self) -> None:
-        self.units = BoundedMemo[tuple[str, str, str], Unit](_UNITS_CAPACITY)
+        self.units = _Units(_UNITS_CAPACITY)
         self.at_least = BoundedMemo[tuple[str, str, str], int](_UNITS_CAPACITY)
         self.text_tokens = BoundedMemo[tuple[str, str], int](_TEXTS_CAPACITY)
         self._word_bits = WordBits()
