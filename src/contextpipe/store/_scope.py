@@ -56,31 +56,20 @@ class HiddenMemory:
     def of(self, filters: RequestFilters) -> dict[int, str]:
         """The fragments (row id to stored path) of the memory the request may not see."""
         generation = self._rows("SELECT value FROM meta WHERE key = 'generation'", ())
-        key = (self._epoch(), int(generation[0][0]) if generation else 0, *_asker(filters))
+        key = (self._epoch(), int(generation[0][0]), filters.session, filters.user)
         known = self._known.peek(key)
         if known is not None:
             return known
-        hidden_rows = (
-            "SELECT fragments.rowid AS rowid, fragments.path AS path FROM memory"
-            f" JOIN fragments ON fragments.path = memory.path WHERE {HIDDEN_MEMORY}"
-        )
-        # With the generation they describe, in one statement (a row even when none is).
         found = self._rows(
             "SELECT generation.value, hidden.rowid, hidden.path"
             " FROM (SELECT value FROM meta WHERE key = 'generation') AS generation"
-            f" LEFT JOIN ({hidden_rows}) AS hidden",
-            _asker(filters),
+            " LEFT JOIN (SELECT fragments.rowid AS rowid, fragments.path AS path FROM memory"
+            f" JOIN fragments ON fragments.path = memory.path WHERE {HIDDEN_MEMORY}) AS hidden",
+            (filters.session, filters.user),
         )
-        if not found:  # no generation to keep them under: read them alone
-            return {int(r): str(p) for r, p in self._rows(hidden_rows, _asker(filters))}
         hidden = {int(rowid): str(path) for _, rowid, path in found if rowid is not None}
         self._known.put((key[0], int(found[0][0]), *key[2:]), hidden)
         return hidden
-
-
-def _asker(filters: RequestFilters) -> tuple[str | None, str | None]:
-    """Who asks: the request's session and user."""
-    return filters.session, filters.user
 
 
 class ScopedVectors:
