@@ -26,6 +26,7 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
       | missing its fragments table | table fragments is missing                    |
       | missing its search index  | table fts is missing                            |
       | missing its keyword index | table text_postings is missing                  |
+      | missing its generation    | no generation recorded                          |
 
   Scenario: A keyword index that does not add up is reported as damaged by every search
     When the store's database is left with a keyword index entry cut short

@@ -49,6 +49,9 @@ _DAMAGE: dict[str, Callable[[Context], None]] = {
     "missing its fragments table": lambda context: _sql(context, "DROP TABLE fragments"),
     "missing its search index": lambda context: _sql(context, "DROP TABLE fts"),
     "missing its keyword index": lambda context: _sql(context, "DROP TABLE text_postings"),
+    "missing its generation": lambda context: _sql(
+        context, "DELETE FROM meta WHERE key = 'generation'"
+    ),
     "left with a keyword index entry cut short": lambda context: _sql(
         context, "UPDATE text_segments SET terms = substr(terms, 1, 3)"
     ),

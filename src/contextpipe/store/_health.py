@@ -124,6 +124,9 @@ def inspect(
             return Inspection(False, recorded, f"{missing[0]} is missing")
         if recorded is None:
             return Inspection(False, None, "no layout version recorded")
+        # Every cache of a reader is kept per generation: without one, none would follow a change.
+        if connection.execute("SELECT 1 FROM meta WHERE key = 'generation'").fetchone() is None:
+            return Inspection(False, recorded, "no generation recorded")
         _probe(connection, expected)
     except sqlite3.DatabaseError as exc:
         if not is_damage(exc):
