@@ -92,7 +92,7 @@ class ScopedVectors:
         hidden = self._hidden.of(filters)
         if len(hidden) > limit:
             # Ranking past many hidden texts would read them all back.
-            return self._inner.nearest(vector, limit, filters, sorted(hidden))
+            return self._inner.nearest(vector, limit, filters, list(hidden))
         paths = set(hidden.values())
         if not paths:
             return list(self._inner.nearest(vector, limit, filters))

@@ -555,12 +555,11 @@ class TextView:
         """The BM25 scores `best` gives these fragments, in their order, whatever their
         rank (0 for one that holds no query term, or that this view does not hold).
         """
-        wanted = np.asarray(rowids, np.int64)
-        scores = np.zeros(len(wanted), np.float64)
-        if not len(self.rowids) or not len(wanted):
+        at, held = self._located(rowids)
+        scores = np.zeros(len(at), np.float64)
+        if not held.any():
             return scores
-        at = np.clip(np.searchsorted(self.rowids, wanted), 0, len(self.rowids) - 1)
-        held = (self.rowids[at] == wanted) & self.live[at]
+        held &= self.live[at]
         positions = np.unique(at[held])  # ascending, as `_Term.at` reads them
         if not len(positions):
             return scores
@@ -570,13 +569,18 @@ class TextView:
         scores[held] = values[np.searchsorted(positions, at[held])]
         return scores
 
+    def _located(self, rowids: Sequence[int] | Int) -> tuple[Int, npt.NDArray[np.bool_]]:
+        """Where each of these rowids would be in this view, and whether it is there."""
+        wanted = np.asarray(rowids, np.int64)
+        if not len(self.rowids):
+            return np.zeros(len(wanted), np.int64), np.zeros(len(wanted), np.bool_)
+        at = np.clip(np.searchsorted(self.rowids, wanted), 0, len(self.rowids) - 1)
+        return at, self.rowids[at] == wanted
+
     def _positions(self, rowids: Sequence[int]) -> Int:
         """Where these rowids are in this view (those it does not hold are left out)."""
-        wanted = np.asarray(rowids, np.int64)
-        if not len(self.rowids) or not len(wanted):
-            return np.zeros(0, np.int64)
-        at = np.clip(np.searchsorted(self.rowids, wanted), 0, len(self.rowids) - 1)
-        return at[self.rowids[at] == wanted]
+        at, held = self._located(rowids)
+        return at[held]
 
     def _pruned(self, found: Sequence[_Term], need: int, hidden: Int) -> Int | None:
         """The fragments other than `hidden` (positions) that may be among the `need`
@@ -700,8 +704,7 @@ class TextView:
         ).fetchall()
         rowids = np.fromiter((row[0] for row in rows), np.int64, len(rows))
         values = np.fromiter((row[1] for row in rows), np.float64, len(rows))
-        at = np.clip(np.searchsorted(self.rowids, rowids), 0, max(len(self.rowids) - 1, 0))
-        known = (self.rowids[at] == rowids) if len(self.rowids) else np.zeros(0, np.bool_)
+        at, known = self._located(rowids)
         return at[known], values[known]
 
 

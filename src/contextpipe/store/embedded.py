@@ -619,7 +619,7 @@ class EmbeddedStore:
         with self.snapshot():
             view = self._text_view()
             # Memory the request may not see is skipped by the ranking (`_scope` rule 2).
-            unseen = [] if narrowed else sorted(self._hidden.of(filters))
+            unseen = [] if narrowed else list(self._hidden.of(filters))
             with self._damage_reported(), self._text_damage_reported():
                 rowids, scores = view.best(self._reader(), plan, limit, narrowed, unseen)
 
