@@ -90,6 +90,7 @@ if TYPE_CHECKING:
         identifier_words,
         is_file_name,
         matched_terms,
+        name_words,
         query_terms,
         source_role,
     )
@@ -176,6 +177,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "identifier_words",
         "is_file_name",
         "matched_terms",
+        "name_words",
         "query_terms",
         "source_role",
     ),
@@ -283,6 +285,7 @@ __all__ = [
     "json_schema",
     "load_settings",
     "matched_terms",
+    "name_words",
     "preload_tokenizer",
     "query_terms",
     "source_role",

@@ -53,11 +53,17 @@ class WordBits:
 
     def _compute(self, text: str) -> tuple[int, int]:
         vocabulary = self.vocabulary
-        bits = 0
+        words = frozenset(_WORDS.findall(text.lower()))
         with self._lock:
-            for word in frozenset(_WORDS.findall(text.lower())):
-                bits |= 1 << vocabulary.setdefault(word, len(vocabulary))
-        return bits, bits.bit_count()
+            positions = [vocabulary.setdefault(word, len(vocabulary)) for word in words]
+        if not positions:
+            return 0, 0
+        # Bits set in a byte array, then one int: `bits |= 1 << position` copies the whole
+        # int (up to 2 KB) once per word.
+        field = bytearray(max(positions) // 8 + 1)
+        for position in positions:
+            field[position >> 3] |= 1 << (position & 7)
+        return int.from_bytes(field, "little"), len(positions)
 
 
 class _Units:

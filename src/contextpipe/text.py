@@ -27,6 +27,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Literal
 
+from ._memo import memoised
+
 #: The most terms a query is searched for; longer queries keep their first terms.
 MAX_QUERY_TERMS = 32
 
@@ -50,7 +52,7 @@ def identifier_words(text: str) -> str:
     return " ".join(filter(None, map(_word_parts, _WORD.findall(text))))
 
 
-@lru_cache(maxsize=200_000)
+@memoised(200_000)
 def _word_parts(word: str) -> str:
     """`BudgetAllocator` -> `budget allocator`; '' for a word that is not compound. Code
     repeats its identifiers endlessly, so this is cached per word.
@@ -59,6 +61,18 @@ def _word_parts(word: str) -> str:
     if len(pieces) > 1 or "_" in word:
         return " ".join(piece.lower() for piece in pieces)
     return ""
+
+
+@memoised(16_384)
+def name_words(name: str) -> tuple[str, ...]:
+    """The words of a title or a path, lower-cased, each once: its own (a path cut at its
+    `/`), then those of its identifiers (`src/BudgetAllocator.py` -> `src`,
+    `budgetallocator.py`, `budget`, `allocator`). Remembered: the same titles and
+    paths come back request after request.
+    """
+    return tuple(
+        dict.fromkeys(f"{name} {identifier_words(name)}".lower().replace("/", " ").split())
+    )
 
 
 def query_terms(query: str) -> list[str]:
@@ -302,7 +316,7 @@ _CONFIG_ENDINGS = frozenset({".toml", ".lock", ".yaml", ".yml", ".ini", ".cfg", 
 _CONFIG_NAMES = frozenset({"setup.py", "noxfile.py", "tox.ini", "makefile", "dockerfile"})
 
 
-@lru_cache(maxsize=100_000)
+@memoised(100_000)
 def source_role(path: str) -> SourceRole:
     """Whether a stored path is source code, a test, documentation (a file without an
     ending too: README, LICENSE), a changelog, CI configuration (`.github`,

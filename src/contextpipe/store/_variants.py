@@ -3,17 +3,19 @@
 Packing asks for the same nodes request after request; the answers stay valid until an
 index run commits, which changes SQLite's `data_version` for every other connection. Each
 thread keeps its own table (readers are per thread), at most `LIMIT` nodes and scopes,
-oldest out. A node's variants are remembered per memory scope (session and user), since
-memory of one session is no answer to another's request. They are remembered as the rows
-read, made fragments when asked for: plain tuples of strings and numbers, which the cyclic
-collector stops tracking, where a fragment is six objects it walks at every full
-collection (thousands of remembered fragments made those take 0.1-0.3 s).
+the oldest forgotten (see `BoundedMemo`). A node's variants are remembered per memory
+scope (session and user), since memory of one session is no answer to another's request.
+They are remembered as the rows read, made fragments when asked for: plain tuples of
+strings and numbers, which the cyclic collector stops tracking, where a fragment is six
+objects it walks at every full collection (thousands of remembered fragments made those
+take 0.1-0.3 s).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .._memo import BoundedMemo
 from ..models import ContextFragment
 from ._rows import as_fragment
 
@@ -35,8 +37,11 @@ class VariantsMemo:
     """
 
     def __init__(self) -> None:
-        self._version: object = None
-        self._found: dict[tuple[str, Scope], tuple[Row, ...]] = {}
+        self._start(None)
+
+    def _start(self, version: object) -> None:
+        self._version = version
+        self._found = BoundedMemo[tuple[str, Scope], tuple[Row, ...]](LIMIT)
 
     def get(
         self, uko_uris: Sequence[str], scope: Scope, version: object, read: Read
@@ -45,11 +50,11 @@ class VariantsMemo:
         `version`, the rest `read` at once and remembered.
         """
         if version != self._version:
-            self._found, self._version = {}, version
+            self._start(version)
         rows: dict[str, tuple[Row, ...]] = {}
         missing: list[str] = []
         for uri in uko_uris:
-            known = self._found.get((uri, scope))
+            known = self._found.peek((uri, scope))
             if known is None:
                 missing.append(uri)
             elif known:
@@ -57,9 +62,8 @@ class VariantsMemo:
         if missing:
             fresh = read(missing, scope)
             for uri in missing:
-                if len(self._found) >= LIMIT:
-                    del self._found[next(iter(self._found))]
-                variants = self._found[(uri, scope)] = tuple(fresh.get(uri, ()))
+                variants = tuple(fresh.get(uri, ()))
+                self._found.put((uri, scope), variants)
                 if variants:
                     rows[uri] = variants
         return {uri: [as_fragment(row) for row in found] for uri, found in rows.items()}

@@ -30,7 +30,6 @@ Rules, in order:
 
 from __future__ import annotations
 
-import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -48,7 +47,7 @@ from contextpipe import (
     ContextStrategy,
     Settings,
     hookimpl,
-    identifier_words,
+    name_words,
     query_terms,
     strategy_options,
 )
@@ -147,7 +146,7 @@ def _share(terms: Sequence[str], text: str) -> float:
     """The share of query terms that are words of `text` (identifiers split into words)."""
     if not terms:
         return 0.0
-    words = _words(text)
+    words = name_words(text)
     return sum(1 for term in terms if term.lower() in words) / len(terms)
 
 
@@ -159,17 +158,6 @@ def _speaker_named(terms: Sequence[str], fragment: ContextFragment) -> float:
         return 0.0
     speaker = str(fragment.metadata.get("title", "")).lower().split()
     return 1.0 if speaker and any(word in terms for word in speaker) else 0.0
-
-
-@functools.lru_cache(maxsize=16_384)
-def _words(text: str) -> tuple[str, ...]:
-    """The words of a title or a path, each once, kept: the same ones come back request
-    after request. A tuple of a few words: a set would be one more object for every full
-    collection of the cyclic collector to walk, a tuple of strings is not tracked.
-    """
-    return tuple(
-        dict.fromkeys(f"{text} {identifier_words(text)}".lower().replace("/", " ").split())
-    )
 
 
 class RelevanceStrategy:
