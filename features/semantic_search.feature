@@ -70,6 +70,18 @@ Feature: Search by meaning
     Then the context starts with the document "docs/rocket.md"
     And its reason from "relevance" names the lexical, semantic, title and path parts
 
+  Scenario: A query term among the words of a title or a path earns relevance's bonuses
+    Given a file "docs/launch_pad/checklist.md" containing:
+      """
+      # Prüfung der FuelValve
+
+      Inspect every seal before the countdown starts.
+      """
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "valve launch countdown" within 200 tokens using only the strategy "relevance"
+    Then the reason from "relevance" for the document "docs/launch_pad/checklist.md" ends with "title terms 33%, path terms 33%"
+
   Scenario: A damaged vectors file is moved aside and keyword search goes on
     Given the project is indexed
     And the vectors of the store are computed

@@ -210,6 +210,19 @@ def hybrid_reason(context: Context, strategy: str) -> None:
     assert re.match(pattern, reason), reason
 
 
+@then('the reason from "{strategy}" for the document "{path}" ends with "{words}"')
+def reason_for_document(context: Context, strategy: str, path: str, words: str) -> None:
+    reasons = [
+        p.reason
+        for f in result(context).fragments
+        if f.source.path == path
+        for p in f.provenance
+        if p.strategy == strategy
+    ]
+    assert reasons, f"{path} is not in the context from {strategy}"
+    assert reasons[0].endswith(words), reasons[0]
+
+
 @then('every reason from "{strategy}" says "{words}"')
 def every_reason_says(context: Context, strategy: str, words: str) -> None:
     for reason in _reasons(context, strategy):

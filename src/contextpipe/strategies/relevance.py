@@ -146,8 +146,15 @@ def _share(terms: Sequence[str], text: str) -> float:
     """The share of query terms that are words of `text` (identifiers split into words)."""
     if not terms:
         return 0.0
+    wanted = [term.lower() for term in terms]
+    if text.isascii():
+        # Each word of an ASCII name, and each word of its identifiers, is a piece of the
+        # name lower-cased: a term that is no piece is no word, and most names hold none.
+        lowered = text.lower()
+        if not any(term in lowered for term in wanted):
+            return 0.0
     words = name_words(text)
-    return sum(1 for term in terms if term.lower() in words) / len(terms)
+    return sum(1 for term in wanted if term in words) / len(terms)
 
 
 def _speaker_named(terms: Sequence[str], fragment: ContextFragment) -> float:
