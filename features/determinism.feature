@@ -54,3 +54,11 @@ Feature: The same request gives the same output
     Given the sample documentation is indexed
     When 8 threads share one freshly opened pipeline, each asking every question of the sample list in its own order, in every format
     Then every answer is byte-identical to the one a single thread gets for the same question and format
+
+  Scenario: A pipeline whose memos are full and forgetting answers as one that remembers
+    # A service that has answered for hours: the memos of hashes, token counts, word sets
+    # and node variants are full and forget their oldest entries at every miss.
+    Given the sample documentation is indexed
+    When 4 threads share one freshly opened pipeline whose memos keep 3 entries each, each asking every question of the sample list in its own order, in every format
+    Then every answer is byte-identical to the one a single thread gets for the same question and format
+    And none of its memos holds more entries than that

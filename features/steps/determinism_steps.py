@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest.mock import patch
 
 from behave import given, then, when
 from behave.runner import Context
@@ -28,6 +29,7 @@ from testkit import (
 )
 
 from contextpipe import AssembledContext, ContextRequest, OutputFormat, Pipeline
+from contextpipe._memo import BoundedMemo
 
 
 def _request(context: Context) -> ContextRequest:
@@ -113,6 +115,35 @@ def _answer(pipeline: Pipeline, question: str, output: OutputFormat) -> Assemble
     "sample list in its own order, in every format"
 )
 def threads_share_pipeline(context: Context, count: int) -> None:
+    _share_pipeline(context, count)
+
+
+@when(
+    "{count:d} threads share one freshly opened pipeline whose memos keep {capacity:d} entries"
+    " each, each asking every question of the sample list in its own order, in every format"
+)
+def threads_share_forgetful_pipeline(context: Context, count: int, capacity: int) -> None:
+    # A service that has run for hours: every memo full, forgetting at each miss.
+    small = BoundedMemo.__init__
+    context.memos, context.memo_capacity = [], capacity
+
+    def forgetful(memo: BoundedMemo[object, object], _: int) -> None:
+        small(memo, capacity)
+        context.memos.append(memo)
+
+    with patch.object(BoundedMemo, "__init__", forgetful):
+        _share_pipeline(context, count)
+
+
+@then("none of its memos holds more entries than that")
+def memos_bounded(context: Context) -> None:
+    assert context.memos, "no memo was made"
+    sizes = [len(memo._values) for memo in context.memos]  # pyright: ignore[reportPrivateUsage]
+    assert max(sizes) <= context.memo_capacity, sizes
+    assert max(sizes) == context.memo_capacity, f"no memo ever filled up: {sizes}"
+
+
+def _share_pipeline(context: Context, count: int) -> None:
     asks = [(question, output) for question in _QUESTIONS for output in OutputFormat]
     shared = Pipeline.open(project_dir=context.project, environ={})
     answers: dict[tuple[str, OutputFormat], list[AssembledContext]] = {ask: [] for ask in asks}
