@@ -65,14 +65,13 @@ def _word_parts(word: str) -> str:
 
 @memoised(16_384)
 def name_words(name: str) -> tuple[str, ...]:
-    """The words of a title or a path, lower-cased, each once: its own (a path cut at its
-    `/`), then those of its identifiers (`src/BudgetAllocator.py` -> `src`,
-    `budgetallocator.py`, `budget`, `allocator`). Remembered: the same titles and
-    paths come back request after request.
+    """The words of a title or a path, lower-cased, each once: its own (cut at spaces,
+    `/` and `.`, so that a file's stem and a dotted name's parts are words), then those of
+    its identifiers (`src/BudgetAllocator.py` -> `src`, `budgetallocator`, `py`, `budget`,
+    `allocator`). Remembered: the same titles and paths come back request after request.
     """
-    return tuple(
-        dict.fromkeys(f"{name} {identifier_words(name)}".lower().replace("/", " ").split())
-    )
+    words = f"{name} {identifier_words(name)}".lower().replace("/", " ").replace(".", " ")
+    return tuple(dict.fromkeys(words.split()))
 
 
 def query_terms(query: str) -> list[str]:
