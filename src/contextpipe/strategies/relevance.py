@@ -142,19 +142,20 @@ def normalised(values: Sequence[float], method: str) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
-def _share(terms: Sequence[str], text: str) -> float:
-    """The share of query terms that are words of `text` (identifiers split into words)."""
-    if not terms:
+def _share(lowered_terms: Sequence[str], text: str) -> float:
+    """The share of query terms (lower-cased) that are words of `text` (identifiers split
+    into words).
+    """
+    if not lowered_terms:
         return 0.0
-    wanted = [term.lower() for term in terms]
     if text.isascii():
         # Each word of an ASCII name, and each word of its identifiers, is a piece of the
         # name lower-cased: a term that is no piece is no word, and most names hold none.
         lowered = text.lower()
-        if not any(term in lowered for term in wanted):
+        if not any(term in lowered for term in lowered_terms):
             return 0.0
     words = name_words(text)
-    return sum(1 for term in wanted if term in words) / len(terms)
+    return sum(1 for term in lowered_terms if term in words) / len(lowered_terms)
 
 
 def _speaker_named(terms: Sequence[str], fragment: ContextFragment) -> float:
@@ -229,11 +230,12 @@ class RelevanceStrategy:
         lexical = normalised([item.bm25 for item in items], options.normalise)
         semantic = normalised([item.cosine for item in items], options.normalise)
         terms = query_terms(query)
+        lowered_terms = [term.lower() for term in terms]
         scored: list[tuple[float, str, _Pooled, float, float, float, float]] = []
         for item, lex, sem in zip(items, lexical, semantic, strict=True):
             fragment = item.fragment
-            title = _share(terms, str(fragment.metadata.get("title", "")))
-            path = _share(terms, fragment.source.path)
+            title = _share(lowered_terms, str(fragment.metadata.get("title", "")))
+            path = _share(lowered_terms, fragment.source.path)
             speaker = _speaker_named(terms, fragment)
             score = (
                 options.lexical_weight * lex
