@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from unittest.mock import patch
@@ -310,3 +311,20 @@ def space_without_loading(context: Context) -> None:
 def same_space(context: Context) -> None:
     (_, loaded_space, _) = context.loads[-1]
     assert context.told == loaded_space, (context.told, loaded_space)
+
+
+@then("embedding a query with wordllama in a fresh process imports nothing of scipy")
+def wordllama_without_scipy(context: Context) -> None:
+    # scipy.sparse alone took 0.12 s of every command that embeds a query.
+    probe = (
+        "import sys\n"
+        "from contextpipe.embedders.wordllama import WordLlamaEmbedder\n"
+        "vector = WordLlamaEmbedder().embed(['how is the token budget split?'])[0]\n"
+        "assert abs(float((vector * vector).sum()) - 1.0) < 1e-5, vector\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"scipy modules imported: {done.stdout.strip()}"
