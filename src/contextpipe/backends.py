@@ -4,7 +4,7 @@ node as one request may see them, and which of them a fragment may fall back to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .models import ContextFragment, RequestFilters
 from .storage import FragmentLookup
@@ -22,13 +22,15 @@ class RequestVariants:
     def __init__(self, lookup: FragmentLookup | None, filters: RequestFilters) -> None:
         self._lookup = lookup
         self._filters = filters
-        self._ahead: dict[str, Sequence[ContextFragment]] = {}
+        # Each node read ahead, with the answer of the read that held it: a store may make
+        # a node's fragments only when they are asked for.
+        self._ahead: dict[str, Mapping[str, Sequence[ContextFragment]]] = {}
 
     def __call__(self, uko_uri: str) -> Sequence[ContextFragment]:
         """Every stored depth of one node the request may see, deepest first."""
         found = self._ahead.get(uko_uri)
         if found is not None:
-            return found
+            return found.get(uko_uri, ())
         if self._lookup is None:
             return ()
         return self._lookup.variants(uko_uri, self._filters)
@@ -40,7 +42,7 @@ class RequestVariants:
             return
         found = self._lookup.variants_many(wanted, self._filters)
         for uri in wanted:
-            self._ahead[uri] = found.get(uri, ())
+            self._ahead[uri] = found
 
 
 def stored_shallower(fragment: ContextFragment, variants: VariantLookup) -> list[ContextFragment]:

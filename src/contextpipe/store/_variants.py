@@ -5,15 +5,15 @@ index run commits, which changes SQLite's `data_version` for every other connect
 thread keeps its own table (readers are per thread), at most `LIMIT` nodes and scopes,
 the oldest forgotten (see `BoundedMemo`). A node's variants are remembered per memory
 scope (session and user), since memory of one session is no answer to another's request.
-They are remembered as the rows read, made fragments when asked for: plain tuples of
-strings and numbers, which the cyclic collector stops tracking, where a fragment is six
-objects it walks at every full collection (thousands of remembered fragments made those
-take 0.1-0.3 s).
+They are remembered as the rows read, made fragments only when a node's are asked for
+(packing reads ahead more nodes than it uses): plain tuples of strings and numbers, which
+the cyclic collector stops tracking, where a fragment is six objects it walks at every
+full collection (thousands of remembered fragments made those take 0.1-0.3 s).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from .._memo import BoundedMemo
 from ..models import ContextFragment
@@ -45,7 +45,7 @@ class VariantsMemo:
 
     def get(
         self, uko_uris: Sequence[str], scope: Scope, version: object, read: Read
-    ) -> dict[str, list[ContextFragment]]:
+    ) -> Mapping[str, list[ContextFragment]]:
         """The nodes' variants (a node with none left out): those remembered at this
         `version`, the rest `read` at once and remembered.
         """
@@ -66,4 +66,24 @@ class VariantsMemo:
                 self._found.put((uri, scope), variants)
                 if variants:
                     rows[uri] = variants
-        return {uri: [as_fragment(row) for row in found] for uri, found in rows.items()}
+        return _Fragments(rows)
+
+
+class _Fragments(Mapping[str, list[ContextFragment]]):
+    """Variant rows by node URI, made fragments when a node's are first asked for."""
+
+    def __init__(self, rows: dict[str, tuple[Row, ...]]) -> None:
+        self._rows = rows
+        self._made: dict[str, list[ContextFragment]] = {}
+
+    def __getitem__(self, uko_uri: str) -> list[ContextFragment]:
+        made = self._made.get(uko_uri)
+        if made is None:
+            made = self._made[uko_uri] = [as_fragment(row) for row in self._rows[uko_uri]]
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)

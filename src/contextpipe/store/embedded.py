@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Collection, Generator, Iterable, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -577,7 +577,7 @@ class EmbeddedStore:
 
     def variants_many(
         self, uko_uris: Collection[str], filters: RequestFilters | None = None
-    ) -> dict[str, list[ContextFragment]]:
+    ) -> Mapping[str, list[ContextFragment]]:
         """`variants` of several nodes in one read, by URI; a node with none is left out."""
         memo: VariantsMemo | None = getattr(self._local, "variants", None)
         if memo is None:
