@@ -34,6 +34,9 @@ NAME = "simple-keyword"
 _FIRST_PAGE = 50
 #: A list holding this many times the allocation is all the pipeline reads (acceptance).
 _REACH = 2
+#: Proposed at least, however large the first ones: the packer may need smaller ones to
+#: fill the budget once large ones fall back to shorter depths.
+_AT_LEAST = 20
 
 
 class KeywordOptions(BaseModel):
@@ -89,18 +92,29 @@ class SimpleKeywordStrategy:
             per_hit = max(1.0, tokens / len(hits))
             limit = min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))
             hits = backends.text.search(request.query, limit, request.filters)
-        candidates = [
-            Candidate(
-                fragment=hit.fragment,
-                score=hit.score,
-                reason=f"BM25 matched {', '.join(hit.matched_terms) or 'query terms'}"
-                + _role_note(hit.fragment.source.path, self.options),
-            )
-            for hit in hits
-        ]
         if self.options.prefer_source:
             # A stable sort: each group keeps its BM25 order.
-            candidates.sort(key=lambda c: source_role(c.fragment.source.path) != "source")
+            hits = sorted(hits, key=lambda hit: source_role(hit.fragment.source.path) != "source")
+        # Candidates (and their reasons) are made only for what acceptance reads: the
+        # first page is shared with relevance's pool and often holds far more.
+        held = 0
+        seen: set[str] = set()
+        candidates: list[Candidate] = []
+        for hit in hits:
+            if held >= wanted and len(candidates) >= _AT_LEAST:
+                break
+            fragment = hit.fragment
+            if fragment.content_hash not in seen:  # copies are packed once
+                seen.add(fragment.content_hash)
+                held += fragment.token_count
+            candidates.append(
+                Candidate(
+                    fragment=fragment,
+                    score=hit.score,
+                    reason=f"BM25 matched {', '.join(hit.matched_terms) or 'query terms'}"
+                    + _role_note(fragment.source.path, self.options),
+                )
+            )
         return candidates
 
     def explain(self) -> str:
