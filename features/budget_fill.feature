@@ -61,6 +61,15 @@ Feature: The budget is for using
     Then the context uses at least 90 % of the budget
     And the report of "simple-keyword" says ok
 
+  Scenario: The keyword strategy makes no more candidates than a small allocation needs
+    # Acceptance reads a list only until it holds twice the allocation: candidates made
+    # past that were listed in dropped[] unchecked, each with a reason built for nothing.
+    Given a document "docs/notes.md" with 400 short sections about budgets
+    And the project is indexed
+    When I ask for "budgets" within 300 tokens using only the strategy "simple-keyword"
+    Then "simple-keyword" proposed at most 20 candidates
+    And the context uses at least 80 % of the budget
+
   Scenario: A class and the methods inside it are all accounted for
     # The class and its methods cover overlapping lines of one file: whichever enters the
     # context first, the others are listed in dropped[] as overlapping it, never lost.

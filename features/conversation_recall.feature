@@ -135,7 +135,7 @@ Feature: Finding the turns of a conversation that answer a question
     And a conversation of 160 short turns about tea imported for the user "tea"
     And the vectors are computed
     When I ask for "tea" within 4000 tokens as user "tea" using only the strategy "relevance"
-    Then relevance proposed <how many> 100 candidates
+    Then "relevance" proposed <how many> 100 candidates
 
     Examples:
       | most | how many     |

@@ -133,7 +133,7 @@ def tea_conversation(context: Context, count: int, user: str) -> None:
     pipeline(context).import_conversation(context.project / "tea.json", user=user)
 
 
-@then("relevance proposed {how} {count:d} candidates")
-def relevance_proposed(context: Context, how: str, count: int) -> None:
-    proposed = report(context, "relevance").proposed
+@then('"{name}" proposed {how} {count:d} candidates')
+def strategy_proposed(context: Context, name: str, how: str, count: int) -> None:
+    proposed = report(context, name).proposed
     assert (proposed <= count) if how == "at most" else (proposed > count), proposed

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         json_schema,
     )
     from .pipeline import Pipeline
+    from .proposals import AT_LEAST, REACH, distinct_tokens, within_reach
     from .registry import EmbedderRegistry, PluginInfo, RegisteredStrategy
     from .storage import (
         Backends,
@@ -133,6 +134,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "json_schema",
     ),
     "pipeline": ("Pipeline",),
+    "proposals": ("AT_LEAST", "REACH", "distinct_tokens", "within_reach"),
     "executor": ("RetrievalMemo",),
     "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
     "storage": (
@@ -201,8 +203,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AT_LEAST",
     "CONFIG_FILENAME",
     "MODEL_INSTALL_COMMAND",
+    "REACH",
     "AllocationRequest",
     "AssembledContext",
     "Backends",
@@ -278,6 +282,7 @@ __all__ = [
     "__version__",
     "code_mentions",
     "configure_logging",
+    "distinct_tokens",
     "get_tokenizer",
     "hookimpl",
     "identifier_words",
@@ -290,4 +295,5 @@ __all__ = [
     "query_terms",
     "source_role",
     "strategy_options",
+    "within_reach",
 ]

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from ._memo import BoundedMemo
 from .backends import VariantLookup, stored_shallower
 from .models import Candidate, ContextFragment, DroppedRow, StrategyReport
+from .proposals import REACH
 from .tokenizers import Tokenizer
 
 #: Texts whose hashes, and (tokenizer, hash) pairs whose counts, are remembered: the same
@@ -51,8 +52,6 @@ _REMEMBERED = 20_000
 _REMEMBERED_CHARS = 65_536
 #: Rejections named in a report's reason; the rest are counted.
 _NAMED_IN_REPORT = 3
-#: How many times its allocation one strategy's list may hold (rule 7).
-_REACH = 2
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ class CandidateChecks:
         """Apply the rules to one strategy's candidates; `budget` is the request's."""
         run = _Run(self, report, tokenizer, budget, variants)
         for rank, candidate in enumerate(candidates, start=1):
-            if run.spent >= _REACH * report.allocated_tokens:
+            if run.spent >= REACH * report.allocated_tokens:
                 run.leave_out(candidates[rank - 1 :], rank)
                 break
             run.take(rank, candidate)
@@ -243,7 +242,7 @@ class _Run:
     def leave_out(self, rest: Sequence[Candidate], first_rank: int) -> None:
         """Rule 7: the candidates after the list reached its share of the budget."""
         reason = (
-            f"budget: {self.report.name}'s list already held {_REACH}x its allocation of "
+            f"budget: {self.report.name}'s list already held {REACH}x its allocation of "
             f"{self.allocation} tokens (from #{first_rank} on, unchecked)"
         )
         self.dropped += [(c.fragment.id, c.fragment.uko_uri, reason) for c in rest]

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from contextpipe import (
+    REACH,
     Backends,
     Candidate,
     ContextFragment,
@@ -85,8 +86,6 @@ NAME = "breadth-depth-navigator"
 
 #: A node's stored texts, deepest first, in the request's scope.
 _Variants = Callable[[str], "Sequence[ContextFragment]"]
-#: A list holding this many times the allocation is all the pipeline reads (acceptance).
-_REACH = 2
 #: Nodes whose texts are read at once: one read per node took 0.6 s for 400 nodes on a
 #: loaded machine, and all 400 at once 20 ms, when the best 40 are all that is proposed.
 _BATCH = 64
@@ -286,7 +285,7 @@ class BreadthDepthNavigator:
         # Edges not ready: no edge is read, the walk proposes its starting points.
         deadline = min(ready + self.options.time_limit_ms / 1000, total) if edges_ready else ready
         walk = _breadth(graph, seeds, self.options, deadline)
-        wanted = _REACH * budget
+        wanted = REACH * budget
         fragments = backends.fragments
 
         # In the request's scope: a node's texts may be another session's memory.

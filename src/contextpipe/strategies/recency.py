@@ -52,14 +52,11 @@ from contextpipe import (
     matched_terms,
     query_terms,
     strategy_options,
+    within_reach,
 )
 
 NAME = "recency"
 
-#: A list holding this many times the allocation is all the pipeline reads (acceptance).
-_REACH = 2
-#: Proposed at least, however large the first ones (see semantic-embedding).
-_AT_LEAST = 20
 _DAY_SECONDS = 86_400.0
 #: Words that ask for what is new (rule 0). Not "new", "change", "current" or "last": in
 #: "changes in gene expression" or "last year" they name a topic or a time, not a wish for
@@ -139,14 +136,7 @@ class RecencyStrategy:
             reason = f"{_time_words(fragment, older)} ({weight}); {how}"
             scored.append((score, fid, Candidate(fragment=fragment, score=score, reason=reason)))
         scored.sort(key=lambda item: (-item[0], item[1]))
-        wanted, held = _REACH * budget, 0
-        candidates: list[Candidate] = []
-        for _, _, candidate in scored:
-            if held >= wanted and len(candidates) >= _AT_LEAST:
-                break
-            held += candidate.fragment.token_count
-            candidates.append(candidate)
-        return candidates
+        return list(within_reach((candidate for _, _, candidate in scored), budget))
 
     def _pool(
         self, request: ContextRequest, backends: Backends, reference: datetime

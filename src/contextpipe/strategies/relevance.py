@@ -40,6 +40,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from contextpipe import (
+    AT_LEAST,
+    REACH,
     Backends,
     Candidate,
     ContextFragment,
@@ -55,12 +57,6 @@ from contextpipe import (
 from ._follow_ups import MEMORY, following
 
 NAME = "relevance"
-
-#: A list holding this many times the allocation is all the pipeline reads (acceptance).
-_REACH = 2
-#: Proposed at least, however large the first ones: the packer may need smaller ones to
-#: fill the budget once large ones fall back to shorter depths.
-_AT_LEAST = 20
 
 
 class RelevanceOptions(BaseModel):
@@ -192,7 +188,7 @@ class RelevanceStrategy:
         if text is None or vectors is None:
             return []
         options, query = self.options, request.query
-        wanted = _REACH * budget
+        wanted = REACH * budget
         # Vectors first: semantic-embedding, which starts a moment later, asks for fewer
         # nearest hits and takes them from this search (the searches of a request are
         # shared), and by the time this asks the text index simple-keyword has asked it.
@@ -252,7 +248,7 @@ class RelevanceStrategy:
         candidates: list[Candidate] = []
         proposed: set[str] = set()
         for place, (score, _, item, lex, sem, title, path) in enumerate(scored):
-            if held >= wanted and len(candidates) >= _AT_LEAST:
+            if held >= wanted and len(candidates) >= AT_LEAST:
                 break
             if item.fragment.id in proposed:
                 continue

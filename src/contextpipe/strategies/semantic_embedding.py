@@ -16,30 +16,28 @@ Rules:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from contextpipe import (
+    REACH,
     Backends,
     Candidate,
     ContextRequest,
     ContextStrategy,
     Settings,
-    VectorHit,
+    distinct_tokens,
     hookimpl,
     strategy_options,
+    within_reach,
 )
 
 NAME = "semantic-embedding"
 
-#: A list holding this many times the allocation is all the pipeline reads (acceptance).
-_REACH = 2
-#: Proposed at least, however large the first ones: the packer may need smaller ones to
-#: fill the budget once large ones fall back to shorter depths.
-_AT_LEAST = 20
 #: Hits asked for first: the least proposed, and a margin for copies and the threshold.
 _FIRST_PAGE = 32
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -97,14 +95,12 @@ class SemanticEmbeddingStrategy:
         vectors = backends.vectors
         if vectors is None:
             return []
-        wanted, most = _REACH * budget, self.options.max_results
+        wanted, most = REACH * budget, self.options.max_results
         # Each hit is a fragment read from the store: ask for what the allocation needs,
         # then once more when the first page runs out before holding it.
         limit = min(most, _FIRST_PAGE)
         hits = vectors.nearest(request.query, limit, request.filters)
-        held = _distinct_tokens(
-            hit for hit in hits if hit.similarity >= self.options.min_similarity
-        )
+        held = distinct_tokens(hit for hit in hits if hit.similarity >= self.options.min_similarity)
         if (
             len(hits) == limit < most
             and held < wanted
@@ -114,26 +110,17 @@ class SemanticEmbeddingStrategy:
             limit = min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))
             hits = vectors.nearest(request.query, limit, request.filters)
         source = f"to the query ({vectors.embedder}){vectors.coverage().remark()}"
-        held = 0
-        seen: set[str] = set()
-        candidates: list[Candidate] = []
-        for hit in hits:
-            if hit.similarity < self.options.min_similarity:
-                break
-            if held >= wanted and len(candidates) >= _AT_LEAST:
-                break
-            fragment = hit.fragment
-            if fragment.content_hash not in seen:  # copies are packed once
-                seen.add(fragment.content_hash)
-                held += fragment.token_count
-            candidates.append(
-                Candidate(
-                    fragment=fragment,
-                    score=hit.similarity,
-                    reason=f"similarity {hit.similarity:.3f} {source}",
-                )
+        similar = itertools.takewhile(
+            lambda hit: hit.similarity >= self.options.min_similarity, hits
+        )
+        return [
+            Candidate(
+                fragment=hit.fragment,
+                score=hit.similarity,
+                reason=f"similarity {hit.similarity:.3f} {source}",
             )
-        return candidates
+            for hit in within_reach(similar, budget)
+        ]
 
     def explain(self) -> str:
         return (
@@ -143,11 +130,6 @@ class SemanticEmbeddingStrategy:
             "index` computes them after the text. Options: min_similarity (default 0.2), "
             "max_results (default 200)."
         )
-
-
-def _distinct_tokens(hits: Iterable[VectorHit]) -> int:
-    """Tokens of the hits' distinct texts (copies of one text are packed once)."""
-    return sum({hit.fragment.content_hash: hit.fragment.token_count for hit in hits}.values())
 
 
 @hookimpl

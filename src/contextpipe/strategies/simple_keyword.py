@@ -15,16 +15,18 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from contextpipe import (
+    REACH,
     Backends,
     Candidate,
     ContextRequest,
     ContextStrategy,
     Settings,
-    TextHit,
+    distinct_tokens,
     hookimpl,
     query_terms,
     source_role,
     strategy_options,
+    within_reach,
 )
 
 NAME = "simple-keyword"
@@ -32,11 +34,6 @@ NAME = "simple-keyword"
 
 #: Hits asked for first; most requests need no more.
 _FIRST_PAGE = 50
-#: A list holding this many times the allocation is all the pipeline reads (acceptance).
-_REACH = 2
-#: Proposed at least, however large the first ones: the packer may need smaller ones to
-#: fill the budget once large ones fall back to shorter depths.
-_AT_LEAST = 20
 
 
 class KeywordOptions(BaseModel):
@@ -83,10 +80,10 @@ class SimpleKeywordStrategy:
             return []
         # Best first, enough to hold twice the allocation: what lies beyond it fills the
         # room other strategies leave, and the packer skips duplicates and overlaps.
-        wanted, most = _REACH * budget, self.options.max_results
+        wanted, most = REACH * budget, self.options.max_results
         limit = min(most, _FIRST_PAGE)
         hits = backends.text.search(request.query, limit, request.filters)
-        tokens = _distinct_tokens(hits)
+        tokens = distinct_tokens(hits)
         if len(hits) == limit < most and tokens < wanted:
             # Ask once more, for as many hits as the first page suggests are needed.
             per_hit = max(1.0, tokens / len(hits))
@@ -97,25 +94,15 @@ class SimpleKeywordStrategy:
             hits = sorted(hits, key=lambda hit: source_role(hit.fragment.source.path) != "source")
         # Candidates (and their reasons) are made only for what acceptance reads: the
         # first page is shared with relevance's pool and often holds far more.
-        held = 0
-        seen: set[str] = set()
-        candidates: list[Candidate] = []
-        for hit in hits:
-            if held >= wanted and len(candidates) >= _AT_LEAST:
-                break
-            fragment = hit.fragment
-            if fragment.content_hash not in seen:  # copies are packed once
-                seen.add(fragment.content_hash)
-                held += fragment.token_count
-            candidates.append(
-                Candidate(
-                    fragment=fragment,
-                    score=hit.score,
-                    reason=f"BM25 matched {', '.join(hit.matched_terms) or 'query terms'}"
-                    + _role_note(fragment.source.path, self.options),
-                )
+        return [
+            Candidate(
+                fragment=hit.fragment,
+                score=hit.score,
+                reason=f"BM25 matched {', '.join(hit.matched_terms) or 'query terms'}"
+                + _role_note(hit.fragment.source.path, self.options),
             )
-        return candidates
+            for hit in within_reach(hits, budget)
+        ]
 
     def explain(self) -> str:
         return (
@@ -134,14 +121,6 @@ def _role_note(path: str, options: KeywordOptions) -> str:
         return ""
     role = source_role(path)
     return "" if role == "source" else f" (in {role} files: after source files)"
-
-
-def _distinct_tokens(hits: Sequence[TextHit]) -> int:
-    """Tokens of the hits' distinct texts: copies of one text (a package vendored twice)
-    are packed once, so they do not count towards filling the budget.
-    """
-    sizes = {hit.fragment.content_hash: hit.fragment.token_count for hit in hits}
-    return sum(sizes.values())
 
 
 @hookimpl

@@ -32,6 +32,8 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, Field
 
 from contextpipe import (
+    AT_LEAST,
+    REACH,
     Backends,
     Candidate,
     ContextFragment,
@@ -48,10 +50,6 @@ from ._follow_ups import glob_literal
 
 NAME = "tiered"
 
-#: A list holding this many times the allocation is all the pipeline reads (acceptance).
-_REACH = 2
-#: Proposed at least, however large the first ones (see semantic-embedding).
-_AT_LEAST = 20
 #: Reciprocal-rank constant of the cold tier's merge.
 _RRF_K = 60
 _TIER_BASE = {"hot": 3.0, "warm": 2.0, "cold": 1.0}
@@ -119,13 +117,13 @@ class TieredStrategy:
             ("warm", self._warm(request, sessions, cold)),
             ("cold", cold),
         )
-        wanted, held = _REACH * budget, 0
+        wanted, held = REACH * budget, 0
         seen: set[str] = set()
         candidates: list[Candidate] = []
         for tier, found in tiers:
             entries = [(fragment, why) for fragment, why in found if fragment.id not in seen]
             for rank, (fragment, why) in enumerate(entries):
-                if held >= wanted and len(candidates) >= _AT_LEAST:
+                if held >= wanted and len(candidates) >= AT_LEAST:
                     return candidates
                 seen.add(fragment.id)
                 held += fragment.token_count
