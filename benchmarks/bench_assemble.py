@@ -279,18 +279,31 @@ def _warm_up(pipeline: contextpipe.Pipeline) -> None:
         time.sleep(1)
 
 
-def measure_mix(project: str, count: int, model: str | None = None) -> dict[str, float]:
+#: Assemblies of other queries before `AssembleDefaultMixSteady` measures: enough to fill
+#: the memos a long-running service fills (token counts, hashes, word sets, rendered
+#: blocks, node variants), which a measurement right after the warm-up never reaches.
+SETTLE_QUERIES = 2_000
+#: The seed of the settling queries, another than the measured ones'.
+_SETTLE_SEED = 7
+
+
+def measure_mix(
+    project: str, count: int, model: str | None = None, settle: int = 0
+) -> dict[str, float]:
     """p50/p95 of `assemble` with the default configuration (`model`: another embedder)
     and of the floor, timed in turn on each of `count` queries, so that both see the same
     machine load, in wall time and in this process's CPU time (every thread's: on a shared
     host, other work lengthens the one far more than the other); how many of those
     assemblies had a strategy of the mix not run whole (a timeout); the peak RSS (MB) of
-    this process after the pipeline's warm-up, and after the floor was built.
+    this process after the pipeline's warm-up (and `settle` assemblies of other queries),
+    and after the floor was built.
     """
     overrides = {"embedding.model": model} if model else None
     pipeline = contextpipe.Pipeline.open(project_dir=project, overrides=overrides)
     try:
         _warm_up(pipeline)
+        for query in latency_queries(len(QUERIES) + settle, seed=_SETTLE_SEED)[len(QUERIES) :]:
+            pipeline.assemble(query, budget=BUDGET)
         rss_mb = _peak_rss_mb()
         floor = _Floor(project, pipeline.embedder)
         for query in QUERIES:
@@ -401,3 +414,22 @@ class AssembleDefaultMix:
         return self.embedded["seconds"]
 
     track_embed_seconds.unit = "s"  # type: ignore[attr-defined]
+
+
+class AssembleDefaultMixSteady(AssembleDefaultMix):
+    """`AssembleDefaultMix` at 100k in the state a long-running service reaches: measured
+    after `SETTLE_QUERIES` assemblies of other queries, once its memos are full and
+    forget as they go. Full run only: settling takes a minute or more.
+    """
+
+    params = ([100_000],)
+
+    def setup(self, projects: dict[int, str], fragments: int) -> None:
+        if QUICK:
+            raise NotImplementedError("full run only")  # asv: skipped, not failed
+        project, self.embedded = mix_project(projects, fragments)
+        self.stats = memoized(
+            projects,
+            f"mix-steady-{fragments}",
+            lambda: measure_mix(project, LATENCY_QUERIES, settle=SETTLE_QUERIES),
+        )
