@@ -30,6 +30,7 @@ from contextpipe import (
     ContextRequest,
     ContextStrategy,
     Settings,
+    VectorHit,
     distinct_tokens,
     hookimpl,
     strategy_options,
@@ -96,30 +97,30 @@ class SemanticEmbeddingStrategy:
         if vectors is None:
             return []
         wanted, most = REACH * budget, self.options.max_results
+        threshold = self.options.min_similarity
+
+        def similar(limit: int) -> list[VectorHit]:
+            """The nearest `limit` hits down to the threshold (most similar first)."""
+            nearest = vectors.nearest(request.query, limit, request.filters)
+            return list(itertools.takewhile(lambda hit: hit.similarity >= threshold, nearest))
+
         # Each hit is a fragment read from the store: ask for what the allocation needs,
-        # then once more when the first page runs out before holding it.
+        # then once more when the first page, all above the threshold, does not hold it.
         limit = min(most, _FIRST_PAGE)
-        hits = vectors.nearest(request.query, limit, request.filters)
-        held = distinct_tokens(hit for hit in hits if hit.similarity >= self.options.min_similarity)
-        if (
-            len(hits) == limit < most
-            and held < wanted
-            and hits[-1].similarity >= self.options.min_similarity
-        ):
+        hits = similar(limit)
+        held = distinct_tokens(hits)
+        if len(hits) == limit < most and held < wanted:
             per_hit = max(1.0, held / len(hits))
             limit = min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))
-            hits = vectors.nearest(request.query, limit, request.filters)
+            hits = similar(limit)
         source = f"to the query ({vectors.embedder}){vectors.coverage().remark()}"
-        similar = itertools.takewhile(
-            lambda hit: hit.similarity >= self.options.min_similarity, hits
-        )
         return [
             Candidate(
                 fragment=hit.fragment,
                 score=hit.similarity,
                 reason=f"similarity {hit.similarity:.3f} {source}",
             )
-            for hit in within_reach(similar, budget)
+            for hit in within_reach(hits, budget)
         ]
 
     def explain(self) -> str:
