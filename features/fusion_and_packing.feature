@@ -143,6 +143,16 @@ Feature: Fusing what strategies propose and packing it into the budget
     And the fragment "bulky-2" is dropped with a reason mentioning "budget"
     And the context uses at most the budget
 
+  Scenario: Packing stops once only a sliver of the budget is left, and says so
+    Given the setting "packing.stop_share" is 0.9
+    And the setting "packing.stop_tokens" is 100
+    And the sample documentation is indexed
+    And a strategy "bulky" that proposes 3 fragments of about 35 tokens each
+    When I ask for "bulky" within 120 tokens using only the strategy "bulky"
+    Then the context holds 1 fragment
+    And the fragment "bulky-1" is dropped with a reason mentioning "packing stops with under 100 tokens left"
+    And the fragment "bulky-2" is dropped with a reason mentioning "packing stops with under 100 tokens left"
+
   Scenario: When the full text does not fit, a one-line listing of the node takes its place
     Given a file "docs/packing.md" containing:
       """

@@ -15,6 +15,10 @@ reaches the top of the heap. Rules, in order:
    too long to fit is never counted: the tokenizer's `max_token_chars` tells from its
    length alone.
 4. Near-duplicates of a selected item are suppressed.
+5. Packing stops once the room left is below both `stop_share` of the budget and
+   `stop_tokens`: proving that nothing fits such a sliver means counting every item left
+   at every depth, which took most of a request's packing time, to find a listing or a
+   short text at most. The items left are dropped, saying so.
 
 Token accounting uses the exact count of each rendered block followed by its separator.
 The whole output is then counted exactly, and items are removed from the end of the
@@ -54,6 +58,8 @@ class PackingPolicy:
     duplicate_threshold: float = 0.85
     min_score: float = 0.0
     depth_values: dict[int, float] = field(default_factory=lambda: {9: 1.0, 4: 0.6, 0: 0.25})
+    stop_share: float = 0.01
+    stop_tokens: int = 64
 
     @classmethod
     def from_settings(cls, packing: PackingSettings) -> PackingPolicy:
@@ -63,6 +69,8 @@ class PackingPolicy:
             duplicate_threshold=packing.duplicate_threshold,
             min_score=packing.min_score,
             depth_values={9: 1.0, 4: packing.depth_value_skeleton, 0: packing.depth_value_listing},
+            stop_share=packing.stop_share,
+            stop_tokens=packing.stop_tokens,
         )
 
 
@@ -326,7 +334,8 @@ class Packer:
         chosen: list[tuple[int, Selected]] = []
         if eligible:
             remaining = request.budget - self.frame_tokens(request)
-            chosen = self._select(items, eligible, remaining, variants, dropped)
+            stop = min(policy.stop_share * request.budget, policy.stop_tokens)
+            chosen = self._select(items, eligible, remaining, stop, variants, dropped)
         rendered, tokens_used = self._fit(chosen, request, dropped)
         return Packed(
             selected=tuple(selected for _, selected in chosen),
@@ -343,6 +352,7 @@ class Packer:
         items: Sequence[FusedItem],
         eligible: list[int],
         remaining: int,
+        stop: float,
         variants: VariantLookup,
         dropped: dict[int, str],
     ) -> list[tuple[int, Selected]]:
@@ -385,6 +395,11 @@ class Packer:
             beyond, _, fragment_id, index, seen, fallback = heapq.heappop(heap)
             if remaining < cheapest:
                 dropped[index] = f"budget: no room left ({max(remaining, 0)} tokens)"
+                continue
+            if remaining < stop:
+                dropped[index] = (
+                    f"budget: packing stops with under {stop:g} tokens left ({remaining} left)"
+                )
                 continue
             if clash := taken.clash(items[index].fragment):
                 dropped[index] = clash

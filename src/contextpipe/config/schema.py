@@ -145,6 +145,18 @@ class PackingSettings(BaseModel):
         le=1.0,
         description="Value of a depth-0 listing relative to full text.",
     )
+    stop_share: float = Field(
+        default=0.01,
+        ge=0.0,
+        lt=1.0,
+        description="Packing stops once less than this share of the budget is left"
+        " (0: only once nothing fits).",
+    )
+    stop_tokens: int = Field(
+        default=64,
+        ge=0,
+        description="Packing never stops early with this many tokens left or more.",
+    )
 
 
 class IngestSettings(BaseModel):
