@@ -145,7 +145,7 @@ Feature: Memory items: notes and conversations with a time and a scope
   Scenario: A store of layout 8 is upgraded in place by the next write, keeping every file
     Given the store is turned back into layout 8, as the previous version wrote it
     When I ask for "deployed" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 8, this contextpipe reads 10; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 8, this contextpipe reads 11; run `contextpipe index PATH` to upgrade or rebuild it"
     Given the memory items:
       | text                              | session | user | at               |
       | The switch is flipped by Dana     | s-1     |      | 2024-05-07T10:00 |

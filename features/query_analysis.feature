@@ -53,6 +53,56 @@ Feature: Code questions: long issue texts, paths and tracebacks, source before t
       | do not include | https            |
       | do not include | describe         |
 
+  Scenario Outline: A name in either spelling finds the code using it in either spelling, before prose
+    Given a file "src/shop/make.py" containing:
+      """
+      def new_cart(customer):
+          '''Start an empty basket for a customer.'''
+          return ShoppingCart(customer)
+      """
+    And a file "src/shop/checkout.py" containing:
+      """
+      def checkout(shopping_cart):
+          '''Charge the customer.'''
+          return shopping_cart.total()
+      """
+    And a file "docs/shopping.md" containing:
+      """
+      # Shopping cart
+
+      The shopping cart page lists what the customer picked. Every shopping cart has a total,
+      and the total of a shopping cart is shown at the top of the shopping cart page.
+      """
+    And a file "src/shop/misc.py" containing:
+      """
+      def parse_date(text):
+          '''Read a date written as year-month-day.'''
+          return text.split("-")
+
+
+      def send_mail(address, body):
+          '''Post a message to an address.'''
+          return address, body
+
+
+      def load_stock(path):
+          '''Read the stock levels from a file.'''
+          return open(path).read()
+
+
+      def ship_parcel(parcel):
+          '''Hand a parcel to the carrier.'''
+          return parcel
+      """
+    And the project is indexed
+    When I ask for "<question>" within 2000 tokens using only the strategy "simple-keyword"
+    Then the best fragments of the context, in any order, are "src/shop/make.py#new_cart, src/shop/checkout.py#checkout" at depth 9
+
+    Examples:
+      | question                            |
+      | where does shopping_cart come from? |
+      | who pays for a ShoppingCart?        |
+
   Scenario: A short query keeps its terms as it always did
     Then the search terms of "How is the \"budget split\"? BudgetAllocator.allocate 42" are "budget split, budgetallocator, budget, allocator, allocate, 42"
 

@@ -17,7 +17,7 @@ from testkit import index_project, pipeline
 
 from contextpipe import RequestFilters, query_terms
 from contextpipe.store import _text_index
-from contextpipe.store._text_layout import fts_expression
+from contextpipe.store._text_layout import fts_expression, query_token
 from contextpipe.store.embedded import EmbeddedStore
 
 _WORDS = (
@@ -105,14 +105,16 @@ def _queries(count: int) -> list[str]:
 def _reference(
     store: EmbeddedStore, query: str, limit: int, paths: Sequence[str]
 ) -> list[tuple[str, float]]:
-    """FTS5's own ranking of the OR of the query's terms: ids and scores, ties by id."""
+    """FTS5's own ranking of the OR of the query's terms (a snake_case identifier joined, as
+    the columns hold it): ids and scores, ties by id.
+    """
     glob = " AND (" + " OR ".join("f.path GLOB ?" for _ in paths) + ")" if paths else ""
     rank = "bm25(fts, 3.0, 1.0, 0.5)"
     with closing(sqlite3.connect(store.database)) as connection:
         rows = connection.execute(
             f"SELECT f.id, -{rank} FROM fts JOIN fragments f ON f.rowid = fts.rowid"
             f" WHERE fts MATCH ? {glob} ORDER BY {rank}, f.id LIMIT ?",
-            (fts_expression(query_terms(query)), *paths, limit),
+            (fts_expression([query_token(term) for term in query_terms(query)]), *paths, limit),
         ).fetchall()
     return [(str(id_), float(score)) for id_, score in rows]
 

@@ -220,6 +220,14 @@ def first_fragment(context: Context, node: str, depth: int) -> None:
     assert found == f"{path}#{anchor}@{depth}", f"the first is {found}: {_listing(context)}"
 
 
+@then('the best fragments of the context, in any order, are "{nodes}" at depth {depth:d}')
+def best_fragments(context: Context, nodes: str, depth: int) -> None:
+    expected = sorted(f"{node.strip()}@{depth}" for node in nodes.split(","))
+    best = sorted(result(context).fragments, key=lambda f: -f.score)[: len(expected)]
+    found = sorted(f"{f.source.path}#{f.uko_uri.partition('#')[2]}@{f.detail_depth}" for f in best)
+    assert found == expected, f"the best are {found}: {_listing(context)}"
+
+
 @then('the first fragment of the context is not from "{path}"')
 def first_not_from(context: Context, path: str) -> None:
     fragments = result(context).fragments

@@ -15,6 +15,8 @@ from behave.runner import Context
 from testkit import index_project, index_summary, pipeline, write_files
 
 from contextpipe import ContextpipeError, Pipeline
+from contextpipe.store._text_index import TextIndexWriter
+from contextpipe.store._text_layout import TEXT_TABLES, joined_identifiers
 
 
 def _outside(context: Context) -> Path:
@@ -128,9 +130,39 @@ def _rewrite_store(context: Context, script: str) -> None:
         connection.executescript(script)
 
 
+@given("the store is turned back into layout 10, as the previous version wrote it")
+def layout_10(context: Context) -> None:
+    """Layout 10 held no joined snake_case identifiers in the title and words columns."""
+    database = pipeline(context).store.database
+    context.pipeline.close()
+    context.pipeline = None
+    with closing(sqlite3.connect(database)) as connection:
+        rows = connection.execute("SELECT rowid, title, text, words FROM fts").fetchall()
+        connection.executemany(
+            "UPDATE fts SET title = ?, words = ? WHERE rowid = ?",
+            [
+                (_unjoined(title, title), _unjoined(words, text), rowid)
+                for rowid, title, text, words in rows
+            ],
+        )
+        # Its keyword index, too, as that version built it from these columns.
+        for table in TEXT_TABLES:
+            connection.execute(f"DELETE FROM {table}")
+        TextIndexWriter(connection).index_existing()
+        connection.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+        connection.commit()
+
+
+def _unjoined(column: str, source: str) -> str:
+    joined = joined_identifiers(source)
+    assert column.endswith(f" {joined}"), (column, joined)
+    return column.removesuffix(f" {joined}")
+
+
 @given("the store is turned back into layout 9, as the previous version wrote it")
 def layout_9(context: Context) -> None:
     """Layout 9 kept no resolved targets: every process resolved the graph itself."""
+    layout_10(context)
     _rewrite_store(
         context,
         """

@@ -11,7 +11,8 @@ Scoring (FTS5's `bm25()` with column weights, k1 = 1.2, b = 0.75): a fragment sc
 where `f` is the term's occurrences weighted by column (title 3, text 1, identifier words
 0.5), `len` the fragment's tokens in all columns, `idf(t) = ln((N - n + 0.5) / (n + 0.5))`
 (at least 1e-6) over the N searchable fragments, n of which hold `t`. A query term that is
-several tokens (a quoted phrase, `snake_case`) is a phrase: FTS5 finds and scores it.
+several tokens (a quoted phrase) is a phrase: FTS5 finds and scores it. A snake_case
+identifier is not: the columns hold it joined as well (`search_columns`), one token.
 
 Tokens are FTS5's own: text is split into words where FTS5's `unicode61` tokenizer splits
 it, and each distinct word is handed once to an in-memory FTS5 table with the store's
@@ -50,7 +51,7 @@ from unicodedata import category
 
 import numpy as np
 
-from ._text_layout import TOKENIZE, fts_expression
+from ._text_layout import TOKENIZE, fts_expression, query_token
 
 #: Column weights in half occurrences: title 3, text 1, identifier words 0.5 (a heading or
 #: definition name that matches says more than a word in the body).
@@ -787,10 +788,11 @@ def _postings(
 
 
 def query_plan(terms: Iterable[str]) -> Iterator[str | Phrase]:
-    """The query terms as the index reads them: one token each, or a phrase for FTS5;
-    terms without a token are dropped.
+    """The query terms as the index reads them: one token each (a snake_case identifier
+    too, joined as the columns hold it), or a phrase for FTS5; terms without a token are
+    dropped.
     """
-    for term in terms:
+    for term in map(query_token, terms):
         tokens = query_tokens(term)
         if len(tokens) == 1:
             yield tokens[0]

@@ -48,7 +48,7 @@ from ..storage import (
     TargetForm,
     TextHit,
 )
-from ..text import identifier_words, matched_terms, query_terms
+from ..text import matched_terms, query_terms
 from . import _vectors
 from ._health import damage_text, inspect, is_damage
 from ._resolution import (
@@ -65,7 +65,14 @@ from ._resolution import (
 from ._rows import FRAGMENT_COLUMNS, SEEN_FRAGMENTS, as_fragment, filter_sql, utc
 from ._scope import HiddenMemory, ScopedVectors
 from ._sessions import EmbeddedSessions
-from ._text_layout import TEXT_META, TEXT_SCHEMA, TEXT_TABLES, TOKENIZE
+from ._text_layout import (
+    TEXT_META,
+    TEXT_SCHEMA,
+    TEXT_TABLES,
+    TOKENIZE,
+    joined_identifiers,
+    search_columns,
+)
 from ._variants import VariantsMemo
 
 if TYPE_CHECKING:
@@ -73,7 +80,7 @@ if TYPE_CHECKING:
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
@@ -179,6 +186,27 @@ def _index_existing(connection: sqlite3.Connection) -> None:
     TextIndexWriter(connection).index_existing()
 
 
+def _join_identifiers(connection: sqlite3.Connection) -> None:
+    """Give the searchable fragments' title and words columns the snake_case identifiers
+    joined (`search_columns`), as a new write gives them, and index them all again.
+    """
+    rows = connection.execute("SELECT rowid, title, text, words FROM fts").fetchall()
+    connection.executemany(
+        "UPDATE fts SET title = ?, words = ? WHERE rowid = ?",
+        [
+            (f"{title} {joined_identifiers(title)}", f"{words} {joined_identifiers(text)}", rowid)
+            for rowid, title, text, words in rows
+        ],
+    )
+    for table in TEXT_TABLES:
+        connection.execute(f"DELETE FROM {table}")
+    # Readers keep a view of the keyword index per snapshot: this is a new one.
+    connection.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'text_snapshot'"
+    )
+    _index_existing(connection)
+
+
 # Each older layout's step to the next one (SQL, or a function of the connection), run in
 # the writer's first transaction; an older layout still is rebuilt from its sources.
 _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
@@ -250,6 +278,8 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
         "ALTER TABLE edges ADD COLUMN resolved TEXT",
         *(statement for statement in LAYOUT_10.split(";") if statement.strip()),
     ),
+    # Layout 10 searched a snake_case identifier as a phrase of its parts.
+    "10": (_join_identifiers,),
 }
 
 #: The rows of `files` that are files, not memory items.
@@ -1112,14 +1142,7 @@ class StoreWriter:
             )
             if item.search_text is not None:
                 title = f"{item.title} {source.path}"
-                searchable.append(
-                    (
-                        rowid,
-                        f"{title} {identifier_words(title)}",
-                        item.search_text,
-                        identifier_words(item.search_text),
-                    )
-                )
+                searchable.append((rowid, *search_columns(title, item.search_text)))
         many(
             f"INSERT INTO fragments(rowid, {FRAGMENT_COLUMNS})"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
