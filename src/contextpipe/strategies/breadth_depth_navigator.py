@@ -293,11 +293,12 @@ class BreadthDepthNavigator:
             lambda batch: fragments.variants_many(batch, request.filters) if fragments else {}
         )
         # Counting what the reached nodes hold reads their texts: not worth it once the
-        # walk is out of time, as the depth-first part would stop at once.
+        # walk is out of time or of nodes, as the depth-first part would stop at once.
         variants.expect(list(walk.reached))
         if (
             not walk.stopped
             and self.options.depth_first_hops
+            and len(walk.reached) < self.options.max_nodes
             and _held(walk, variants, wanted) < wanted
         ):
             _depth(graph, walk, self.options, deadline, wanted, variants)
