@@ -26,6 +26,8 @@ def _joined(word: str) -> str:
 
 def joined_identifiers(text: str) -> str:
     """Every snake_case identifier of `text`, its parts joined, space-separated."""
+    if "_" not in text:  # most prose: a third of the time of the search below
+        return ""
     return " ".join(filter(None, map(_joined, _UNDERSCORED.findall(text))))
 
 
