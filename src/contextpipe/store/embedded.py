@@ -190,14 +190,20 @@ def _join_identifiers(connection: sqlite3.Connection) -> None:
     """Give the searchable fragments' title and words columns the snake_case identifiers
     joined (`search_columns`), as a new write gives them, and index them all again.
     """
-    rows = connection.execute("SELECT rowid, title, text, words FROM fts").fetchall()
-    connection.executemany(
-        "UPDATE fts SET title = ?, words = ? WHERE rowid = ?",
-        [
-            (f"{title} {joined_identifiers(title)}", f"{words} {joined_identifiers(text)}", rowid)
-            for rowid, title, text, words in rows
-        ],
-    )
+    last = -1
+    # A batch at a time: the texts of a large store need not all be in memory at once.
+    while rows := connection.execute(
+        "SELECT rowid, title, text, words FROM fts WHERE rowid > ? ORDER BY rowid LIMIT 2000",
+        (last,),
+    ).fetchall():
+        connection.executemany(
+            "UPDATE fts SET title = ?, words = ? WHERE rowid = ?",
+            [
+                (f"{title} {joined_identifiers(title)}", f"{words} {joined_identifiers(text)}", id_)
+                for id_, title, text, words in rows
+            ],
+        )
+        last = int(rows[-1][0])
     for table in TEXT_TABLES:
         connection.execute(f"DELETE FROM {table}")
     # Readers keep a view of the keyword index per snapshot: this is a new one.
