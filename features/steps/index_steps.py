@@ -68,17 +68,18 @@ def interrupted_index(context: Context, folder: str, path: str) -> None:
 
 @when('indexing "{folder}" fails while writing the full-text entries of "{path}"')
 def failing_index(context: Context, folder: str, path: str) -> None:
-    real = embedded.identifier_words
+    real = embedded.search_columns
 
-    def failing(text: str) -> str:
-        # Called for a file's full-text rows after its row, nodes and edges were written.
-        if path in text:
+    def failing(title: str, text: str) -> tuple[str, str, str]:
+        # Called for a file's full-text rows after its row, nodes and edges were written;
+        # the title names the file's path.
+        if path in title:
             raise OSError(f"disk full while writing {path}")
-        return real(text)
+        return real(title, text)
 
     context.index_error = None
     try:
-        with mock.patch.object(embedded, "identifier_words", failing):
+        with mock.patch.object(embedded, "search_columns", failing):
             pipeline(context).index([context.project / folder])
     except OSError as exc:
         context.index_error = exc
