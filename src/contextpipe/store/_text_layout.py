@@ -41,10 +41,18 @@ def search_columns(title: str, text: str) -> tuple[str, str, str]:
     FTS5 takes 10-40 ms to find and score at 100k fragments.
     """
     return (
-        f"{title} {identifier_words(title)} {joined_identifiers(title)}",
+        with_joined(f"{title} {identifier_words(title)}", title),
         text,
-        f"{identifier_words(text)} {joined_identifiers(text)}",
+        with_joined(identifier_words(text), text),
     )
+
+
+def with_joined(column: str, source: str) -> str:
+    """A column followed by the joined snake_case identifiers of `source`; a column of
+    layout 10 (without them) becomes the column of today's (`source`: its title, or the
+    fragment's text for the identifier words).
+    """
+    return f"{column} {joined_identifiers(source)}"
 
 
 def query_token(term: str) -> str:

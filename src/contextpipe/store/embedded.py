@@ -70,8 +70,8 @@ from ._text_layout import (
     TEXT_SCHEMA,
     TEXT_TABLES,
     TOKENIZE,
-    joined_identifiers,
     search_columns,
+    with_joined,
 )
 from ._variants import VariantsMemo
 
@@ -188,7 +188,8 @@ def _index_existing(connection: sqlite3.Connection) -> None:
 
 def _join_identifiers(connection: sqlite3.Connection) -> None:
     """Give the searchable fragments' title and words columns the snake_case identifiers
-    joined (`search_columns`), as a new write gives them, and index them all again.
+    joined, as `search_columns` gives a new write (the title column holds the title itself),
+    and index them all again.
     """
     last = -1
     # A batch at a time: the texts of a large store need not all be in memory at once.
@@ -199,7 +200,7 @@ def _join_identifiers(connection: sqlite3.Connection) -> None:
         connection.executemany(
             "UPDATE fts SET title = ?, words = ? WHERE rowid = ?",
             [
-                (f"{title} {joined_identifiers(title)}", f"{words} {joined_identifiers(text)}", id_)
+                (with_joined(title, title), with_joined(words, text), id_)
                 for id_, title, text, words in rows
             ],
         )
