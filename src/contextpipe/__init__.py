@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         StrategySelection,
         json_schema,
     )
-    from .pipeline import Pipeline
+    from .pipeline import Pipeline, WarmUp
     from .proposals import AT_LEAST, REACH, distinct_tokens, within_reach
     from .registry import EmbedderRegistry, PluginInfo, RegisteredStrategy
     from .storage import (
@@ -95,7 +95,7 @@ if TYPE_CHECKING:
         query_terms,
         source_role,
     )
-    from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer
+    from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
 
 __version__ = "0.1.0"
 
@@ -133,7 +133,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "StrategySelection",
         "json_schema",
     ),
-    "pipeline": ("Pipeline",),
+    "pipeline": ("Pipeline", "WarmUp"),
     "proposals": ("AT_LEAST", "REACH", "distinct_tokens", "within_reach"),
     "executor": ("RetrievalMemo",),
     "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
@@ -183,7 +183,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "query_terms",
         "source_role",
     ),
-    "tokenizers": ("Tokenizer", "get_tokenizer", "preload_tokenizer"),
+    "tokenizers": ("Tokenizer", "get_tokenizer", "preload_tokenizer", "warm_up_tokenizer"),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
@@ -279,6 +279,7 @@ __all__ = [
     "VectorIndex",
     "VectorSearch",
     "VectorWriter",
+    "WarmUp",
     "__version__",
     "code_mentions",
     "configure_logging",
@@ -295,5 +296,6 @@ __all__ = [
     "query_terms",
     "source_role",
     "strategy_options",
+    "warm_up_tokenizer",
     "within_reach",
 ]

@@ -54,10 +54,14 @@ class WordBits:
     def _compute(self, text: str) -> tuple[int, int]:
         vocabulary = self.vocabulary
         words = frozenset(_WORDS.findall(text.lower()))
-        with self._lock:
-            positions = [vocabulary.setdefault(word, len(vocabulary)) for word in words]
-        if not positions:
+        if not words:
             return 0, 0
+        if not vocabulary.keys() >= words:
+            with self._lock:
+                for word in words.difference(vocabulary):
+                    vocabulary.setdefault(word, len(vocabulary))
+        # Words are only ever added, so every word has its position by now.
+        positions = list(map(vocabulary.__getitem__, words))
         # Bits set in a byte array, then one int: `bits |= 1 << position` copies the whole
         # int (up to 2 KB) once per word.
         field = bytearray(max(positions) // 8 + 1)

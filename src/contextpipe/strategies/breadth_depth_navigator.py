@@ -584,14 +584,15 @@ def _depth(
 class _Texts:
     """The stored texts of nodes, read `_BATCH` at a time in the order they are about to be
     asked for (`expect`); a node outside that order (the depth-first part adds them as it
-    goes) alone.
+    goes) alone. Each node keeps the answer of the read that held it, so that a store that
+    makes fragments only when asked makes them for the nodes used, not the whole batch.
     """
 
     def __init__(
         self, read: Callable[[list[str]], Mapping[str, Sequence[ContextFragment]]]
     ) -> None:
         self._read = read
-        self._found: dict[str, Sequence[ContextFragment]] = {}
+        self._found: dict[str, Mapping[str, Sequence[ContextFragment]]] = {}
         self._order: list[str] = []
         self._at: dict[str, int] = {}
 
@@ -600,13 +601,14 @@ class _Texts:
         self._order, self._at = order, {uri: at for at, uri in enumerate(order)}
 
     def __call__(self, uri: str) -> Sequence[ContextFragment]:
-        if uri not in self._found:
+        found = self._found.get(uri)
+        if found is None:
             at = self._at.get(uri)
             coming = [uri] if at is None else self._order[at : at + _BATCH]
             batch = [node for node in coming if node not in self._found]
             found = self._read(batch)
-            self._found.update((node, found.get(node, [])) for node in batch)
-        return self._found[uri]
+            self._found.update(dict.fromkeys(batch, found))
+        return found.get(uri, ())
 
 
 def _held(walk: _Walk, variants: _Variants, enough: int) -> int:
