@@ -56,9 +56,9 @@ class WordBits:
         words = frozenset(_WORDS.findall(text.lower()))
         if not words:
             return 0, 0
-        if not vocabulary.keys() >= words:
+        if new := words.difference(vocabulary):
             with self._lock:
-                for word in words.difference(vocabulary):
+                for word in new:
                     vocabulary.setdefault(word, len(vocabulary))
         # Words are only ever added, so every word has its position by now.
         positions = list(map(vocabulary.__getitem__, words))
