@@ -103,6 +103,24 @@ Feature: The tiered strategy fills hot, then warm, then cold memory
     When session "s-1" asks tiered alone for "release"
     Then tiered proposes "docs/cold.md, docs/used.md" in this order, in the tiers "cold, cold"
 
+  Scenario: In a session's default mix, tiered's long-term search is the keyword strategies' search
+    Given the project is indexed
+    And the store's text searches are counted
+    When I ask for "release" within 500 tokens as session "s-1"
+    Then the report of "tiered" says ok
+    And the report of "simple-keyword" says ok
+    And the store's text index was searched 1 time
+
+  Scenario: Tiered searches long-term memory once more only when its first page cannot fill its share
+    Given a document "docs/notes.md" with 400 short sections about budgets
+    And the project is indexed
+    And the store's text searches are counted
+    When session "s-1" asks tiered alone for "budgets" within 300 tokens
+    Then the store's text index was searched 1 time
+    When session "s-1" asks tiered alone for "budgets" within 8000 tokens
+    Then the store's text index was searched 3 times
+    And tiered proposes more than 50 candidates in the tier "cold"
+
   Scenario: Without a session, focus or pins there is nothing hot or warm: tiered declines
     Given the project is indexed
     When I ask for "release" within 500 tokens using only the strategy "tiered"

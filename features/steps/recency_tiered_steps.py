@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 from behave import given, then, when
@@ -188,6 +189,17 @@ def cold_are_echoes(context: Context) -> None:
     marks = [(c.reason.split(":", 1)[0], c.echo) for c in context.candidates]
     assert {tier for tier, _ in marks} > {"cold"}, marks
     assert all(echo == (tier == "cold") for tier, echo in marks), marks
+
+
+@when('session "{session}" asks tiered alone for "{query}" within {budget:d} tokens')
+def tiered_budget(context: Context, session: str, query: str, budget: int) -> None:
+    _retrieve(context, "tiered", ContextRequest(query=query, budget=budget, session=session))
+
+
+@then('tiered proposes more than {count:d} candidates in the tier "{tier}"')
+def tier_holds(context: Context, count: int, tier: str) -> None:
+    tiers = [c.reason.split(":", 1)[0] for c in context.candidates]
+    assert tiers.count(tier) > count, Counter(tiers)
 
 
 @when('session "{session}" asks tiered alone for "{query}"')

@@ -102,7 +102,8 @@ def searching_strategy(context: Context, name: str, limit: int) -> None:
 @then("the store's text index was searched {count:d} time")
 @then("the store's text index was searched {count:d} times")
 def searched(context: Context, count: int) -> None:
-    assert len(context.text_calls) == count, f"searched {len(context.text_calls)} times"
+    calls = context.text_calls
+    assert len(calls) == count, f"searched {len(calls)} times, for {calls} hits"
 
 
 @then("the store's text index was searched at most {count:d} times")

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         json_schema,
     )
     from .pipeline import Pipeline, WarmUp
-    from .proposals import AT_LEAST, REACH, distinct_tokens, within_reach
+    from .proposals import AT_LEAST, FIRST_PAGE, REACH, distinct_tokens, next_page, within_reach
     from .registry import EmbedderRegistry, PluginInfo, RegisteredStrategy
     from .storage import (
         Backends,
@@ -134,7 +134,14 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "json_schema",
     ),
     "pipeline": ("Pipeline", "WarmUp"),
-    "proposals": ("AT_LEAST", "REACH", "distinct_tokens", "within_reach"),
+    "proposals": (
+        "AT_LEAST",
+        "FIRST_PAGE",
+        "REACH",
+        "distinct_tokens",
+        "next_page",
+        "within_reach",
+    ),
     "executor": ("RetrievalMemo",),
     "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
     "storage": (
@@ -205,6 +212,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AT_LEAST",
     "CONFIG_FILENAME",
+    "FIRST_PAGE",
     "MODEL_INSTALL_COMMAND",
     "REACH",
     "AllocationRequest",
@@ -292,6 +300,7 @@ __all__ = [
     "load_settings",
     "matched_terms",
     "name_words",
+    "next_page",
     "preload_tokenizer",
     "query_terms",
     "source_role",

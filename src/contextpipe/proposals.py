@@ -9,13 +9,19 @@ Rules (see `acceptance`, rules 5 and 7):
    tokens once.
 3. At least `AT_LEAST` hits are proposed whatever they hold: once large texts fall back to
    shorter depths in packing, smaller ones may be needed to fill the budget.
+4. A search asks first for a page of hits, `FIRST_PAGE` unless it has a reason of its own
+   (the searches of one request are shared: strategies asking the same page search once),
+   and once more only when that page came back full and holds less than is wanted: for as
+   many hits as the page suggests are needed, a quarter more, at least twice as many
+   (`next_page`).
 
 Built-in strategies use these through the package root, as a plugin would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import math
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
 from .models import ContextFragment
@@ -24,6 +30,8 @@ from .models import ContextFragment
 REACH = 2
 #: Hits proposed at least, however much the first ones hold (rule 3).
 AT_LEAST = 20
+#: Hits a search asks for first (rule 4); most requests need no more.
+FIRST_PAGE = 50
 
 
 class _Hit(Protocol):
@@ -54,3 +62,15 @@ def within_reach(hits: Iterable[H], budget: int) -> Iterator[H]:
             seen.add(fragment.content_hash)
             held += fragment.token_count
         yield hit
+
+
+def next_page(hits: Sequence[_Hit], limit: int, most: int, wanted: int) -> int | None:
+    """How many hits to ask for once more after a first page of `limit` (rule 4), at most
+    `most`; None when the page was not full, when it asked for `most` already, or when its
+    distinct texts hold `wanted` tokens.
+    """
+    held = distinct_tokens(hits)
+    if len(hits) < limit or limit >= most or held >= wanted:
+        return None
+    per_hit = max(1.0, held / len(hits))
+    return min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))

@@ -17,7 +17,6 @@ Rules:
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections.abc import Sequence
 
@@ -31,8 +30,8 @@ from contextpipe import (
     ContextStrategy,
     Settings,
     VectorHit,
-    distinct_tokens,
     hookimpl,
+    next_page,
     strategy_options,
     within_reach,
 )
@@ -108,11 +107,9 @@ class SemanticEmbeddingStrategy:
         # then once more when the first page, all above the threshold, does not hold it.
         limit = min(most, _FIRST_PAGE)
         hits = similar(limit)
-        held = distinct_tokens(hits)
-        if len(hits) == limit < most and held < wanted:
-            per_hit = max(1.0, held / len(hits))
-            limit = min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))
-            hits = similar(limit)
+        more = next_page(hits, limit, most, wanted)
+        if more is not None:
+            hits = similar(more)
         source = f"to the query ({vectors.embedder}){vectors.coverage().remark()}"
         return [
             Candidate(

@@ -9,20 +9,20 @@ come first, hits in tests, docs, changelogs and CI files after them, each group 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from contextpipe import (
+    FIRST_PAGE,
     REACH,
     Backends,
     Candidate,
     ContextRequest,
     ContextStrategy,
     Settings,
-    distinct_tokens,
     hookimpl,
+    next_page,
     query_terms,
     source_role,
     strategy_options,
@@ -30,10 +30,6 @@ from contextpipe import (
 )
 
 NAME = "simple-keyword"
-
-
-#: Hits asked for first; most requests need no more.
-_FIRST_PAGE = 50
 
 
 class KeywordOptions(BaseModel):
@@ -81,14 +77,11 @@ class SimpleKeywordStrategy:
         # Best first, enough to hold twice the allocation: what lies beyond it fills the
         # room other strategies leave, and the packer skips duplicates and overlaps.
         wanted, most = REACH * budget, self.options.max_results
-        limit = min(most, _FIRST_PAGE)
+        limit = min(most, FIRST_PAGE)
         hits = backends.text.search(request.query, limit, request.filters)
-        tokens = distinct_tokens(hits)
-        if len(hits) == limit < most and tokens < wanted:
-            # Ask once more, for as many hits as the first page suggests are needed.
-            per_hit = max(1.0, tokens / len(hits))
-            limit = min(most, max(2 * limit, math.ceil(1.25 * wanted / per_hit)))
-            hits = backends.text.search(request.query, limit, request.filters)
+        more = next_page(hits, limit, most, wanted)
+        if more is not None:
+            hits = backends.text.search(request.query, more, request.filters)
         if self.options.prefer_source:
             # A stable sort: each group keeps its BM25 order.
             hits = sorted(hits, key=lambda hit: source_role(hit.fragment.source.path) != "source")
