@@ -6,7 +6,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from behave import given, then
+from behave import given, then, when
 from behave.runner import Context
 from testkit import pipeline, register_strategy
 
@@ -119,3 +119,28 @@ def same_hits(context: Context, first: str, second: str, third: str, count: int)
     assert len(one) > count, f"{first} was given only {len(one)} hits"
     assert one == two, (one, two)
     assert three == one[:count], (three, one)
+
+
+@when(
+    "the store is asked, in one request, for the best {first:d} hits and then the best"
+    " {then:d} of each of these questions:"
+)
+def asked_twice(context: Context, first: int, then: int) -> None:
+    assert context.table is not None
+    context.asked_twice = []
+    for row in context.table:
+        text = pipeline(context).store.backends().text  # one request's search
+        assert text is not None, "the store offers no text search"
+        question = row["question"]
+        text.search(question, first, RequestFilters())
+        context.asked_twice.append((question, then, text.search(question, then, RequestFilters())))
+
+
+@then("each second answer is what a fresh search for as many hits gives, scores and terms alike")
+def second_answers_fresh(context: Context) -> None:
+    store = pipeline(context).store
+    for question, limit, answer in context.asked_twice:
+        fresh = store.search(question, limit, RequestFilters())
+        assert len(fresh) > 2, f"too few hits for {question!r} to tell"
+        seen = [(h.fragment.id, h.score, h.matched_terms) for h in answer]
+        assert seen == [(h.fragment.id, h.score, h.matched_terms) for h in fresh], question

@@ -64,6 +64,7 @@ from ._resolution import (
 )
 from ._rows import FRAGMENT_COLUMNS, SEEN_FRAGMENTS, as_fragment, filter_sql, utc
 from ._scope import HiddenMemory, ScopedVectors
+from ._search_memo import Ranked, RequestSearch, SearchMemo
 from ._sessions import EmbeddedSessions
 from ._text_layout import (
     TEXT_META,
@@ -637,13 +638,17 @@ class EmbeddedStore:
             found.setdefault(str(row[1]), []).append(row)  # by `uri`, the second column
         return found
 
-    def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
+    def search(
+        self, query: str, limit: int, filters: RequestFilters, memo: SearchMemo | None = None
+    ) -> list[TextHit]:
         """BM25-ranked full-text fragments matching any query term, best first, ties by id.
 
         The keyword index (`_text_index`) scores every fragment as FTS5's `bm25()` scores
         the OR of the query's terms, then only the best are read. Only fragments that fit
         the filters are ranked, so a filter never hides a match; when score ties run past
-        the cut, every tied fragment is weighed, so that ids, not positions, decide.
+        the cut, every tied fragment is weighed, so that ids, not positions, decide. `memo`
+        keeps a request's rankings, rows and hits for a later search of the same query for
+        more hits (`_search_memo`; `backends()` gives each request one).
         """
         terms = query_terms(query)
         if not terms or limit <= 0:
@@ -655,24 +660,36 @@ class EmbeddedStore:
         narrowed = bool(filters.paths or filters.kinds)
         with self.snapshot():
             view = self._text_view()
-            # Memory the request may not see is skipped by the ranking (`_scope` rule 2).
-            unseen = [] if narrowed else list(self._hidden.of(filters))
-            with self._damage_reported(), self._text_damage_reported():
-                rowids, scores = view.best(self._reader(), plan, limit, narrowed, unseen)
+
+            def rank(depth: int) -> Ranked:
+                # Memory the request may not see is skipped by the ranking (`_scope` rule 2).
+                unseen = [] if narrowed else list(self._hidden.of(filters))
+                with self._damage_reported(), self._text_damage_reported():
+                    rowids, scores = view.best(self._reader(), plan, depth, narrowed, unseen)
+                return Ranked(rowids, scores, depth)
+
+            # The view is one state of the store: a search after a change ranks anew.
+            ranked = (memo or SearchMemo()).ranked((view, query, filters), limit, rank)
 
             def fetch(rowids: list[int], scores: list[float]) -> Scored:
-                return self._scored_rows(rowids, scores, where, params)
+                return ranked.scored(rowids, scores, read)
+
+            def read(rowids: list[int]) -> list[tuple[Any, ...]]:
+                return self._rows_by_rowid(rowids, where, params)
 
             def fitting() -> Iterable[int]:
                 rows = self._query(f"SELECT rowid FROM fragments WHERE 1 {where}", params)
                 return [int(row[0]) for row in rows]
 
-            rows = select_best(rowids, scores, limit, fetch, fitting if narrowed else None)
-        hits: list[TextHit] = []
-        for score, row in rows:
-            fragment = as_fragment(row)
-            hits.append(TextHit(fragment, score, matched_terms(terms, fragment.text)))
-        return hits
+            rows = select_best(
+                ranked.rowids, ranked.scores, limit, fetch, fitting if narrowed else None
+            )
+
+        def hit(score: float, row: tuple[Any, ...]) -> TextHit:
+            fragment = as_fragment(row[:-1])  # the row id last
+            return TextHit(fragment, score, matched_terms(terms, fragment.text))
+
+        return [ranked.hit(score, row, hit) for score, row in rows]
 
     def scores(self, query: str, fragments: Sequence[ContextFragment]) -> list[float]:
         """The score `search` gives each fragment for `query`, whatever its rank: the same
@@ -719,20 +736,6 @@ class EmbeddedStore:
         with self._text_lock:
             self._text = (key, view)
         return view
-
-    def _scored_rows(
-        self, rowids: list[int], scores: list[float], where: str, params: Sequence[str | None]
-    ) -> Scored:
-        """These fragments, if they fit the filters, best first, ties by id, each with its
-        score.
-        """
-        if not rowids:
-            return []
-        score_of = dict(zip(rowids, scores, strict=True))
-        rows = self._rows_by_rowid(list(score_of), where, params)
-        scored = [(score_of[row[-1]], row[:-1]) for row in rows]
-        scored.sort(key=lambda pair: (-pair[0], pair[1][0]))
-        return scored
 
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Every row of a query on this thread's reader (the vectors attached as `v`)."""
@@ -876,7 +879,11 @@ class EmbeddedStore:
         self._follow_replacement()
         self.check()
         return Backends(
-            fragments=self, text=self, graph=self.graph(), timeline=self, sessions=self._sessions
+            fragments=self,
+            text=RequestSearch(self),
+            graph=self.graph(),
+            timeline=self,
+            sessions=self._sessions,
         )
 
     def graph(self) -> ResolvedGraph:
