@@ -171,9 +171,11 @@ class GraphEdge(NamedTuple):
     target: str
 
 
-@dataclass(frozen=True)
-class GraphNode:
-    """A node of the resolved graph (files, definitions, sections, folders, the repository)."""
+class GraphNode(NamedTuple):
+    """A node of the resolved graph (files, definitions, sections, folders, the repository).
+    A named tuple, as `GraphEdge` is: a walk looks up hundreds per request, and a tuple is
+    made three times faster than a frozen dataclass, and is not tracked by the collector.
+    """
 
     uri: str
     kind: str
