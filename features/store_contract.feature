@@ -472,6 +472,19 @@ Feature: Every store backend keeps the same promises
     Then every store's pinned items are:
       | uri                                |
       | uko://doc/docs/budget.md#leftovers |
+    When every store pins "app/util.py" and "uko://doc/docs/budget.md#leftovers"
+    Then every store's pinned items are:
+      | uri                                |
+      | uko://code/app/util.py#module      |
+      | uko://code/app/util.py             |
+      | uko://code/app/util.py#slug        |
+      | uko://code/app/util.py#title       |
+      | uko://doc/docs/budget.md#leftovers |
+    When "app/util.py" is deleted from every project
+    And every project is indexed again
+    Then every store's pinned items are:
+      | uri                                |
+      | uko://doc/docs/budget.md#leftovers |
 
   Scenario: The session log keeps each session's latest assemblies, latest first
     Given every project is indexed
@@ -479,14 +492,22 @@ Feature: Every store backend keeps the same promises
       | uris                                                      |
       | uko://code/app/main.py#run                                |
       | uko://code/app/util.py#slug, uko://code/app/util.py#title |
+      | uko://doc/docs/budget.md#leftovers                        |
+      | uko://code/app/main.py#run                                |
     And every store logs for session "s-2" the assemblies:
       | uris                               |
       | uko://doc/docs/budget.md#leftovers |
     Then every store's recently used items of session "s-1" are:
-      | uri                          |
-      | uko://code/app/util.py#slug  |
-      | uko://code/app/util.py#title |
-      | uko://code/app/main.py#run   |
+      | uri                                |
+      | uko://code/app/main.py#run         |
+      | uko://doc/docs/budget.md#leftovers |
+      | uko://code/app/util.py#slug        |
+      | uko://code/app/util.py#title       |
+    And every store's 3 most recently used items of session "s-1" are:
+      | uri                                |
+      | uko://code/app/main.py#run         |
+      | uko://doc/docs/budget.md#leftovers |
+      | uko://code/app/util.py#slug        |
     And every store's recently used items of session "s-2" are:
       | uri                                |
       | uko://doc/docs/budget.md#leftovers |

@@ -1836,10 +1836,15 @@ def log_assemblies(context: Context, session: str) -> None:
 
 @then('every store\'s recently used items of session "{session:Plain}" are:')
 def recently_used(context: Context, session: str) -> None:
+    most_recently_used(context, _ALL, session)
+
+
+@then('every store\'s {count:d} most recently used items of session "{session:Plain}" are:')
+def most_recently_used(context: Context, count: int, session: str) -> None:
     expected = [row["uri"] for row in context.table]
 
     def check(subject: _Subject) -> None:
-        used = _read(subject.store).sessions.recently_used(session, _ALL, RequestFilters())
+        used = _read(subject.store).sessions.recently_used(session, count, RequestFilters())
         assert [f.uko_uri for f in used] == expected, [f.uko_uri for f in used]
 
     _each(context, "the session log gives the latest assemblies' items first", check)

@@ -12,14 +12,19 @@ Rules:
    own, never part of an index run, and changes nothing a search or the graph reads. A log
    that cannot be written (busy, read-only) is skipped: it is only a log.
 3. Every read keeps to the request's filters and memory scope (`_scope` rule 1).
+4. The pinned items are read once per state of the store (its generation, which every
+   write of an indexed file or of memory changes), per pins and per request filters, and
+   kept as rows: a service asks for them with every request of a session.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from .._memo import BoundedMemo
 from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ._rows import FRAGMENT_COLUMNS, as_fragment, filter_sql, utc
@@ -27,6 +32,9 @@ from ._scope import Rows
 
 #: A folder target covers everything under it; a URI is matched exactly.
 _NODE_PREFIX = "uko://"
+#: Pinned reads kept (rule 4): one per store state, pins, limit and request filters.
+_PINNED_KEPT = 64
+_PinnedKey = tuple[int, int, tuple[str, ...], int, RequestFilters]
 
 
 class EmbeddedSessions:
@@ -38,11 +46,15 @@ class EmbeddedSessions:
         connect: Callable[[], sqlite3.Connection],
         pinned: Sequence[str],
         assemblies: int,
+        epoch: Callable[[], int],
     ) -> None:
+        """`epoch` tells when the database file was replaced (its generations restart)."""
         self._rows = rows
         self._connect = connect
         self._configured = tuple(pinned)
         self._assemblies = assemblies
+        self._epoch = epoch
+        self._pinned = BoundedMemo[_PinnedKey, list[tuple[object, ...]]](_PINNED_KEPT)
 
     def pins(self) -> list[str]:
         """The configured targets, then the store's pins, each once."""
@@ -50,13 +62,23 @@ class EmbeddedSessions:
         return list(dict.fromkeys((*self._configured, *stored)))
 
     def pinned(self, limit: int, filters: RequestFilters) -> list[ContextFragment]:
-        """Full texts of the pinned items, by path, line and id (rule 1)."""
-        return self.named(self.pins(), limit, filters)
+        """Full texts of the pinned items, by path, line and id (rules 1 and 4)."""
+        generation = self._rows("SELECT value FROM meta WHERE key = 'generation'", ())
+        targets = self.pins()
+        state = (self._epoch(), int(generation[0][0]) if generation else 0)
+        key = (*state, tuple(targets), limit, filters)
+        rows = self._pinned.get(key, lambda: self._named_rows(targets, limit, filters))
+        return [as_fragment(row) for row in rows]
 
     def named(
         self, targets: Sequence[str], limit: int, filters: RequestFilters
     ) -> list[ContextFragment]:
         """Full texts of the nodes and files `targets` name, by path, line and id (rule 1)."""
+        return [as_fragment(row) for row in self._named_rows(targets, limit, filters)]
+
+    def _named_rows(
+        self, targets: Sequence[str], limit: int, filters: RequestFilters
+    ) -> list[tuple[object, ...]]:
         if not targets or limit <= 0:
             return []
         uris = [target for target in targets if target.startswith(_NODE_PREFIX)]
@@ -74,7 +96,7 @@ class EmbeddedSessions:
             " ORDER BY fragments.path, start_line, id LIMIT ?",
             (*uris, *globs, *params, limit),
         )
-        return [as_fragment(row) for row in found]
+        return [tuple(row) for row in found]
 
     def recently_used(
         self, session: str, limit: int, filters: RequestFilters
@@ -84,16 +106,30 @@ class EmbeddedSessions:
         """
         if limit <= 0:
             return []
-        columns = ", ".join(f"fragments.{column.strip()}" for column in FRAGMENT_COLUMNS.split(","))
-        where, params = filter_sql(filters)
-        found = self._rows(
-            f"SELECT {columns} FROM fragments JOIN"
-            " (SELECT uri, max(assembly) AS latest FROM access_log WHERE session = ?"
-            "  GROUP BY uri) AS used ON used.uri = fragments.uri"
-            f" WHERE depth = 9 {where} ORDER BY used.latest DESC, fragments.id LIMIT ?",
-            (session, *params, limit),
+        logged = self._rows(
+            "SELECT uri, assembly FROM access_log WHERE session = ? ORDER BY assembly DESC",
+            (session,),
         )
-        return [as_fragment(row) for row in found]
+        # Each node at its latest assembly, the assemblies latest first: their fragments are
+        # read an assembly at a time until `limit` are found, not all the log holds at once.
+        latest: dict[str, int] = {}
+        for uri, assembly in logged:
+            latest.setdefault(str(uri), int(assembly))
+        by_assembly: dict[int, list[str]] = {}
+        for uri, assembly in latest.items():
+            by_assembly.setdefault(assembly, []).append(uri)
+        where, params = filter_sql(filters)
+        found: list[ContextFragment] = []
+        for uris in by_assembly.values():
+            rows = self._rows(
+                f"SELECT {FRAGMENT_COLUMNS} FROM fragments WHERE depth = 9"
+                f" AND uri IN (SELECT value FROM json_each(?)) {where} ORDER BY id",
+                (json.dumps(uris), *params),
+            )
+            found += [as_fragment(row) for row in rows[: limit - len(found)]]
+            if len(found) >= limit:
+                break
+        return found
 
     def recent_memory(
         self, limit: int, filters: RequestFilters, until: datetime | None = None

@@ -311,7 +311,11 @@ class EmbeddedStore:
         self.vector_dtype = vector_dtype
         memory = memory or MemorySettings()
         self._sessions = EmbeddedSessions(
-            self._query, self._connect, memory.pinned, memory.access_log_assemblies
+            self._query,
+            self._connect,
+            memory.pinned,
+            memory.access_log_assemblies,
+            lambda: self._epoch,
         )
         self.database = directory / DATABASE_NAME
         self._local = threading.local()
