@@ -16,7 +16,9 @@ Rules:
    `select_best`: it gives what a fresh search would. The rows and hits it made already
    are reused, by row id.
 3. Searches are kept per request (one `RequestSearch` per `backends()`), never across
-   requests: a request's second page costs less, nothing else changes.
+   requests: a request's second page costs less, nothing else changes. A request keeps
+   its `KEPT` latest rankings (a caller that holds one `backends()` for many requests
+   keeps no more).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 
 #: Hits a ranking is made for, at least (rule 1).
 DEPTH = 512
+#: Rankings kept per request (rule 3); each holds its matches' scores (16 bytes each).
+KEPT = 8
 
 #: A fragment row of `FRAGMENT_COLUMNS`, then its row id.
 Row = tuple[Any, ...]
@@ -98,6 +102,9 @@ class SearchMemo:
             return known
         made = rank(max(limit, DEPTH))
         with self._lock:
+            self._ranked.pop(key, None)
+            while len(self._ranked) >= KEPT:
+                del self._ranked[next(iter(self._ranked))]  # the oldest
             self._ranked[key] = made
         return made
 

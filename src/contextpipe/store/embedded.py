@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -672,8 +673,10 @@ class EmbeddedStore:
                     rowids, scores = view.best(self._reader(), plan, depth, narrowed, unseen)
                 return Ranked(rowids, scores, depth)
 
-            # The view is one state of the store: a search after a change ranks anew.
-            ranked = (memo or SearchMemo()).ranked((view, query, filters), limit, rank)
+            # The view is one state of the store: a search after a change ranks anew. A weak
+            # reference, so that a caller keeping one `backends()` keeps no old view alive.
+            key = (weakref.ref(view), query, filters)
+            ranked = (memo or SearchMemo()).ranked(key, limit, rank)
 
             def fetch(rowids: list[int], scores: list[float]) -> Scored:
                 return ranked.scored(rowids, scores, read)
