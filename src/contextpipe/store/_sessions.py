@@ -46,14 +46,16 @@ class EmbeddedSessions:
         connect: Callable[[], sqlite3.Connection],
         pinned: Sequence[str],
         assemblies: int,
-        epoch: Callable[[], int],
+        state: Callable[[], tuple[int, int]],
     ) -> None:
-        """`epoch` tells when the database file was replaced (its generations restart)."""
+        """`state` tells the store's state: when its database file was replaced (its
+        generations restart), and its generation.
+        """
         self._rows = rows
         self._connect = connect
         self._configured = tuple(pinned)
         self._assemblies = assemblies
-        self._epoch = epoch
+        self._state = state
         self._pinned = BoundedMemo[_PinnedKey, list[tuple[object, ...]]](_PINNED_KEPT)
 
     def pins(self) -> list[str]:
@@ -63,10 +65,8 @@ class EmbeddedSessions:
 
     def pinned(self, limit: int, filters: RequestFilters) -> list[ContextFragment]:
         """Full texts of the pinned items, by path, line and id (rules 1 and 4)."""
-        generation = self._rows("SELECT value FROM meta WHERE key = 'generation'", ())
         targets = self.pins()
-        state = (self._epoch(), int(generation[0][0]) if generation else 0)
-        key = (*state, tuple(targets), limit, filters)
+        key = (*self._state(), tuple(targets), limit, filters)
         rows = self._pinned.get(key, lambda: self._named_rows(targets, limit, filters))
         return [as_fragment(row) for row in rows]
 
@@ -112,12 +112,12 @@ class EmbeddedSessions:
         )
         # Each node at its latest assembly, the assemblies latest first: their fragments are
         # read an assembly at a time until `limit` are found, not all the log holds at once.
-        latest: dict[str, int] = {}
-        for uri, assembly in logged:
-            latest.setdefault(str(uri), int(assembly))
         by_assembly: dict[int, list[str]] = {}
-        for uri, assembly in latest.items():
-            by_assembly.setdefault(assembly, []).append(uri)
+        seen: set[str] = set()
+        for uri, assembly in logged:
+            if uri not in seen:
+                seen.add(uri)
+                by_assembly.setdefault(int(assembly), []).append(str(uri))
         where, params = filter_sql(filters)
         found: list[ContextFragment] = []
         for uris in by_assembly.values():

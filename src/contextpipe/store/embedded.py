@@ -316,7 +316,7 @@ class EmbeddedStore:
             self._connect,
             memory.pinned,
             memory.access_log_assemblies,
-            lambda: self._epoch,
+            lambda: (self._epoch, self.generation()),
         )
         self.database = directory / DATABASE_NAME
         self._local = threading.local()
