@@ -73,6 +73,7 @@ Feature: Every store backend keeps the same promises
     And in every store every node's variants are its depths, deepest first, its full text first
     And in every store a lookup of many nodes at once gives each node's variants as a lookup of one does
     And every store's fragment lookup counts every variant of every node
+    And every store gives the token count of each text it holds, as counted by the tokenizer that counted it, and for that text alone
     And no store has a variant of "uko://code/app/nowhere.py#ghost"
 
   Scenario: The writer gives every file back as it was stored, skipped ones with their reason

@@ -128,6 +128,55 @@ def strategy_forging_long(context: Context, name: str, query: str, count: int) -
     _forge_honestly(context, name, query, " ".join(f"forged{n}" for n in range(count)))
 
 
+@given(
+    'a strategy "{name}" that returns the fragment simple-keyword finds first for "{query}",'
+    " claiming 1 token"
+)
+def strategy_claiming_one_token(context: Context, name: str, query: str) -> None:
+    original = _first_hit(context, query)
+    _forger(context, name, original.model_copy(update={"token_count": 1}), original)
+
+
+@given("every text the tokenizer counts is recorded")
+def record_counted_texts(context: Context) -> None:
+    tokenizer = pipeline(context).tokenizer
+    kind = type(tokenizer)
+    count = kind.count
+    counted: list[str] = []
+
+    def recorded(self: object, text: str) -> int:
+        counted.append(text)
+        return count(self, text)  # type: ignore[arg-type]
+
+    setattr(kind, "count", recorded)  # noqa: B010 - the class, for the workers' calls too
+    context.add_cleanup(setattr, kind, "count", count)
+    context.counted_texts = counted
+
+
+@then('the rejection of "{name}" names the token count the store holds for the text')
+def rejection_names_stored_count(context: Context, name: str) -> None:
+    original: ContextFragment = context.fragments["original"]
+    real = pipeline(context).tokenizer.count(original.text)
+    assert original.token_count == real, f"the store holds {original.token_count}, not {real}"
+    reason = report(context, name).reason
+    assert f"its text has {real} tokens" in reason, reason
+
+
+@then("the tokenizer counted none of the texts proposed as the store holds them")
+def stored_texts_not_counted(context: Context) -> None:
+    lookup = pipeline(context).store.backends().fragments
+    assert lookup is not None
+    proposed = [c.fragment for found in _proposals(context).values() for c in found]
+    stored = {
+        fragment.text
+        for fragment in proposed
+        if any(v.content_hash == fragment.content_hash for v in lookup.variants(fragment.uko_uri))
+    }
+    assert len(stored) > 1, f"only {len(stored)} stored texts were proposed"
+    again = [text[:40] for text in stored if text in context.counted_texts]
+    assert not again, f"{len(again)} of {len(stored)} stored texts counted again: {again}"
+
+
 def _forge_honestly(context: Context, name: str, query: str, text: str) -> None:
     original = _first_hit(context, query)
     tokens = pipeline(context).tokenizer.count(text)

@@ -585,6 +585,32 @@ def variants_many_as_one(context: Context) -> None:
     _each(context, "many nodes at once are looked up as each alone", check)
 
 
+@then(
+    "every store gives the token count of each text it holds, as counted by the tokenizer"
+    " that counted it, and for that text alone"
+)
+def stored_token_counts(context: Context) -> None:
+    tokenizer = get_tokenizer(DEFAULT_TOKENIZER)
+
+    def check(subject: _Subject) -> None:
+        lookup = _read(subject.store).fragments
+        stored = [v for f in _full_texts(subject.store) for v in lookup.variants(f.uko_uri)]
+        counts = lookup.token_counts(stored, DEFAULT_TOKENIZER)
+        for fragment in stored:
+            real = tokenizer.count(fragment.text)
+            found = counts.get(fragment.content_hash)
+            assert found == real, f"{fragment.id}: {found} tokens, its text has {real}"
+        other = "the store holds nothing like this"
+        changed = stored[0].model_copy(update={"text": other, "content_hash": content_hash(other)})
+        unknown = stored[0].model_copy(update={"id": "uko://doc/nowhere.md#nothing@9"})
+        asked = lookup.token_counts([changed, unknown], DEFAULT_TOKENIZER)
+        assert not asked, f"counts for texts the store does not hold under those ids: {asked}"
+        elsewhere = lookup.token_counts(stored, "cl100k_base")
+        assert not elsewhere, f"counts by a tokenizer that counted none of them: {elsewhere}"
+
+    _each(context, "a stored text's token count is its tokenizer's", check)
+
+
 @then("every store's fragment lookup counts every variant of every node")
 def lookup_counts_variants(context: Context) -> None:
     def check(subject: _Subject) -> None:

@@ -10,8 +10,11 @@ executor). First the contract; a candidate that breaks it is rejected:
 4. Its `token_count` agrees with the request's tokenizer (not under half nor over twice
    the real count, give or take 8 tokens, which tolerates a store counted with another
    tokenizer). A text too long to fit the request's budget at all is not counted: it can
-   never be packed at that depth. Once one candidate is caught, the strategy's remaining
-   candidates are rejected unchecked: its counts cannot be trusted.
+   never be packed at that depth. A text the store holds, counted by the request's
+   tokenizer, is not counted again: the store's count is its real count
+   (`FragmentLookup.token_counts`, asked once for the first candidates). Once one
+   candidate is caught, the strategy's remaining candidates are rejected unchecked: its
+   counts cannot be trusted.
 
 Then the allocation (`budget` in the strategy's `retrieve`):
 
@@ -40,7 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._memo import BoundedMemo
-from .backends import VariantLookup, stored_shallower
+from .backends import RequestVariants, VariantLookup, stored_shallower
 from .models import Candidate, ContextFragment, DroppedRow, StrategyReport
 from .proposals import REACH
 from .tokenizers import Tokenizer
@@ -52,6 +55,9 @@ _REMEMBERED = 20_000
 _REMEMBERED_CHARS = 65_536
 #: Rejections named in a report's reason; the rest are counted.
 _NAMED_IN_REPORT = 3
+#: Candidates, best first, whose stored token counts are asked in one read: more than the
+#: built-in strategies propose, and rule 7 rarely takes more.
+_ASKED_OF_STORE = 256
 
 
 @dataclass(frozen=True)
@@ -89,9 +95,10 @@ class CandidateChecks:
         candidates: Sequence[Candidate],
         tokenizer: Tokenizer,
         budget: int,
-        variants: VariantLookup,
+        variants: RequestVariants,
     ) -> Accepted:
         """Apply the rules to one strategy's candidates; `budget` is the request's."""
+        self._recall_stored(candidates[:_ASKED_OF_STORE], tokenizer, variants)
         run = _Run(self, report, tokenizer, budget, variants)
         for rank, candidate in enumerate(candidates, start=1):
             if run.spent >= REACH * report.allocated_tokens:
@@ -99,6 +106,19 @@ class CandidateChecks:
                 break
             run.take(rank, candidate)
         return run.result(len(candidates))
+
+    def _recall_stored(
+        self, candidates: Sequence[Candidate], tokenizer: Tokenizer, variants: RequestVariants
+    ) -> None:
+        """Rule 4: the counts the store holds for texts not yet counted, kept as counts."""
+        name = tokenizer.name
+        unknown = [
+            candidate.fragment
+            for candidate in candidates
+            if self._counts.peek((name, candidate.fragment.content_hash)) is None
+        ]
+        for content_hash, tokens in variants.token_counts(unknown, name).items():
+            self._counts.put((name, content_hash), tokens)
 
     def hash(self, text: str) -> str:
         """The SHA-256 of `text`, as `content_hash` holds it."""

@@ -4,7 +4,7 @@ node as one request may see them, and which of them a fragment may fall back to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from .models import ContextFragment, RequestFilters
 from .storage import FragmentLookup
@@ -34,6 +34,16 @@ class RequestVariants:
         if self._lookup is None:
             return ()
         return self._lookup.variants(uko_uri, self._filters)
+
+    def token_counts(
+        self, fragments: Collection[ContextFragment], tokenizer: str
+    ) -> Mapping[str, int]:
+        """The store's token counts of these fragments' texts, by content hash
+        (`FragmentLookup.token_counts`); none without a store.
+        """
+        if self._lookup is None or not fragments:
+            return {}
+        return self._lookup.token_counts(fragments, tokenizer)
 
     def read_ahead(self, uko_uris: Iterable[str]) -> None:
         """Read these nodes' variants at once, for the calls to come."""

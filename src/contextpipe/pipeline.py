@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from ._loops import ThreadLoops
 from ._shared_search import with_shared_text
 from .acceptance import CandidateChecks
-from .backends import RequestVariants, VariantLookup
+from .backends import RequestVariants
 from .budget import check_budget
 from .code_questions import source_first
 from .config import (
@@ -440,7 +440,7 @@ class Pipeline:
         outcomes: Sequence[RunOutcome],
         request: ContextRequest,
         tokenizer: Tokenizer,
-        variants: VariantLookup,
+        variants: RequestVariants,
     ) -> tuple[list[StrategyReport], list[RankedList], list[DroppedRow]]:
         """Each strategy's final report, its accepted candidates as fusion ranks them, and
         every candidate acceptance left out.

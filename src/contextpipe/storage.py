@@ -230,6 +230,16 @@ class FragmentLookup(Protocol):
         """How many fragments (all depths) the store holds."""
         ...
 
+    def token_counts(
+        self, fragments: Collection[ContextFragment], tokenizer: str
+    ) -> Mapping[str, int]:
+        """The token counts the store holds for these fragments' texts, by content hash:
+        for each fragment stored under its id with its content hash, in a file whose
+        texts `tokenizer` counted; the others are left out. Acceptance takes them as the
+        texts' real counts instead of counting the texts again.
+        """
+        ...
+
 
 @runtime_checkable
 class TextSearch(Protocol):
