@@ -110,6 +110,24 @@ Feature: Fusing what strategies propose and packing it into the budget
     Then the context holds the fragment "original"
     And the fragment "reworded" is dropped as a duplicate of "original"
 
+  Scenario Outline: Near-duplicates are told by their words, as `\w+` finds them in any script (<case>)
+    Given the setting "packing.duplicate_threshold" is 0.5
+    And a strategy "first" that proposes:
+      | fragment | path   | lines | text     |
+      | original | one.md | 1-3   | <first>  |
+      | other    | two.md | 1-3   | <second> |
+    When I ask for "budgets" within 1000 tokens
+    Then the context holds the fragment "original"
+    And the fragment "other" is dropped as a duplicate of "original" with similarity <similarity>
+
+    Examples:
+      | case                         | first                             | second                              | similarity |
+      | case and punctuation         | Budget: split, then pack!         | budget split (then) pack            | 1.00       |
+      | an underscore joins          | split_budget then pack the pool   | split budget then pack the pool     | 0.57       |
+      | digits are letters           | v2 splits the token budget        | v splits the token budget           | 0.67       |
+      | letters of any script        | Überschrift naïve déjà-vu budget  | überschrift NAÏVE déjà vu budget    | 1.00       |
+      | a dash of another script     | naïve—split budget pool           | naïve split budget pool             | 1.00       |
+
   Scenario Outline: Diversity: with mmr_lambda <lambda> the context is ordered "<order>"
     Given the setting "packing.mmr_lambda" is <lambda>
     And a strategy "first" that proposes:

@@ -53,6 +53,15 @@ def dropped_as_duplicate(context: Context, name: str, original: str) -> None:
     assert in_context(context, name) is None, f"{name} is in the context all the same"
 
 
+@then(
+    'the fragment "{name}" is dropped as a duplicate of "{original}" with similarity {similarity}'
+)
+def dropped_as_duplicate_with(context: Context, name: str, original: str, similarity: str) -> None:
+    dropped_as_duplicate(context, name, original)
+    reason = _dropped_reason(context, name)
+    assert reason.endswith(f"(similarity {similarity})"), f"the reason is {reason!r}"
+
+
 @then('the fragment "{name}" is dropped with a reason mentioning "{words}"')
 def dropped_because(context: Context, name: str, words: str) -> None:
     reason = _dropped_reason(context, name)
