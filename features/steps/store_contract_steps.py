@@ -1766,15 +1766,19 @@ def memory_looked_up(context: Context) -> None:
 
     def check(subject: _Subject) -> None:
         lookup = _read(subject.store).fragments
-        uris = [f.uko_uri for f in subject.kept.get("memory", [])]
+        kept: list[ContextFragment] = subject.kept.get("memory", [])
+        uris = [f.uko_uri for f in kept]
         assert uris, "no memory item was kept"
+        tokenizer = subject.pipeline.settings.tokenizer.name
         for session, user, expected in rows:
             filters = RequestFilters(session=session, user=user)
+            counted = lookup.token_counts(kept, tokenizer, filters)
             seen = {
                 "variants": _memory_ids(f for uri in uris for f in lookup.variants(uri, filters)),
                 "variants_many": _memory_ids(
                     f for found in lookup.variants_many(uris, filters).values() for f in found
                 ),
+                "token_counts": _memory_ids(f for f in kept if f.content_hash in counted),
             }
             if session is None and user is None:
                 seen["variants unscoped"] = _memory_ids(

@@ -43,7 +43,7 @@ class RequestVariants:
         """
         if self._lookup is None or not fragments:
             return {}
-        return self._lookup.token_counts(fragments, tokenizer)
+        return self._lookup.token_counts(fragments, tokenizer, self._filters)
 
     def read_ahead(self, uko_uris: Iterable[str]) -> None:
         """Read these nodes' variants at once, for the calls to come."""

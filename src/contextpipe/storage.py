@@ -231,12 +231,16 @@ class FragmentLookup(Protocol):
         ...
 
     def token_counts(
-        self, fragments: Collection[ContextFragment], tokenizer: str
+        self,
+        fragments: Collection[ContextFragment],
+        tokenizer: str,
+        filters: RequestFilters | None = None,
     ) -> Mapping[str, int]:
         """The token counts the store holds for these fragments' texts, by content hash:
         for each fragment stored under its id with its content hash, in a file whose
-        texts `tokenizer` counted; the others are left out. Acceptance takes them as the
-        texts' real counts instead of counting the texts again.
+        texts `tokenizer` counted; the others, and memory the request of `filters` may
+        not see, are left out. Acceptance takes them as the texts' real counts instead
+        of counting the texts again.
         """
         ...
 

@@ -611,19 +611,25 @@ class EmbeddedStore:
         return int(self._query("SELECT count(*) FROM fragments")[0][0])
 
     def token_counts(
-        self, fragments: Collection[ContextFragment], tokenizer: str
+        self,
+        fragments: Collection[ContextFragment],
+        tokenizer: str,
+        filters: RequestFilters | None = None,
     ) -> dict[str, int]:
         """The stored token counts of these fragments' texts, by content hash: for each
-        fragment stored under its id with its content hash, in a file `tokenizer` counted.
+        fragment stored under its id with its content hash, in a file `tokenizer` counted,
+        and not memory the request of `filters` may not see.
         """
         hashes = {fragment.id: fragment.content_hash for fragment in fragments}
         if not hashes:
             return {}
+        scope = (filters.session, filters.user) if filters is not None else (None, None)
         rows = self._query(
             "SELECT fragments.id, fragments.content_hash, fragments.token_count"
             " FROM fragments JOIN files ON files.path = fragments.path"
-            " WHERE fragments.id IN (SELECT value FROM json_each(?)) AND files.tokenizer = ?",
-            (json.dumps(sorted(hashes)), tokenizer),
+            " WHERE fragments.id IN (SELECT value FROM json_each(?)) AND files.tokenizer = ?"
+            f" AND {SEEN_FRAGMENTS}",
+            (json.dumps(sorted(hashes)), tokenizer, *scope),
         )
         return {
             str(content_hash): int(tokens)
