@@ -8,18 +8,14 @@ within ~30 MB in a long-running process; threads may share it (see `_memo`).
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
 from ._memo import BoundedMemo
 from .models import ContextFragment
+from .text import words_in
 
-_WORDS = re.compile(r"\w+")
-#: Every ASCII character `\w` does not match, as a space: in ASCII text the words between
-#: spaces are then the words `_WORDS` finds, a third of the time.
-_NOT_WORDS = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 # A request touches tens of fragments, so these sizes cover hundreds of recent requests.
 #: Fragments whose word bitsets are kept (each an int up to `_VOCABULARY_CAP` bits wide).
 _BITSETS_CAPACITY = 10_000
@@ -56,7 +52,7 @@ class WordBits:
 
     def _compute(self, text: str) -> tuple[int, int]:
         vocabulary = self.vocabulary
-        words = _words(text.lower())
+        words = frozenset(words_in(text.lower()))
         if not words:
             return 0, 0
         if new := words.difference(vocabulary):
@@ -71,13 +67,6 @@ class WordBits:
         for position in positions:
             field[position >> 3] |= 1 << (position & 7)
         return int.from_bytes(field, "little"), len(positions)
-
-
-def _words(lowered: str) -> frozenset[str]:
-    """The words of a lower-cased text, as `_WORDS` finds them."""
-    if lowered.isascii():
-        return frozenset(lowered.translate(_NOT_WORDS).split())
-    return frozenset(_WORDS.findall(lowered))
 
 
 class _Units:

@@ -41,15 +41,25 @@ _STOPWORDS = frozenset(
     ).split()
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: Every ASCII character `\w` does not match, as a space: in ASCII text the words between
+#: spaces are then the words `_WORD` finds, in a third of the time.
+_NOT_WORD = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 _PHRASE = re.compile(r'"([^"]+)"')
 _IDENTIFIER_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def words_in(text: str) -> list[str]:
+    r"""The words (`\w+`) of `text`, in order."""
+    if text.isascii():
+        return text.translate(_NOT_WORD).split()
+    return _WORD.findall(text)
 
 
 def identifier_words(text: str) -> str:
     """The words of every compound identifier in `text`, space-separated
     (`BudgetAllocator.allocate` -> `budget allocator`); plain words add nothing.
     """
-    return " ".join(filter(None, map(_word_parts, _WORD.findall(text))))
+    return " ".join(filter(None, map(_word_parts, words_in(text))))
 
 
 @memoised(200_000)
