@@ -166,6 +166,17 @@ Feature: Finding code from what a request points at, by the structure of the cod
     And the reason of "shop/pricing.py#apply_discount" mentions "the graph's edges were not ready after"
     And the assembly took less than 1 seconds
 
+  Scenario: A graph slow to load its names does not make the navigator decline a code question
+    # In a new process the graph's first lookup loads every node's name: half a second at
+    # 100k nodes, as long as `can_handle` is given (a tenth of the request's deadline). The
+    # names a request gives are looked up before the strategies are asked, so the same
+    # question gets the same answer on a quick machine and on a slow one.
+    Given the graph's names take 0.5 seconds to be ready
+    When I ask for "why does apply_discount round down?" within 2000 tokens with a deadline of 2000 ms
+    Then the report of "breadth-depth-navigator" says ok
+    And the context holds "shop/pricing.py#apply_discount"
+    And a pipeline opened anew and warmed up gives the same context
+
   Scenario: Without a focus, the file that most keyword evidence points at is a starting point
     When I ask for "discount percent" as a code question within 2000 tokens using only the navigator
     Then the reason of "shop/pricing.py" mentions "keyword evidence in"

@@ -78,7 +78,8 @@ def ask_one_strategy(context: Context, query: str, budget: int, name: str) -> No
 
 @when('I ask for "{query}" within {budget:d} tokens with a deadline of {deadline:d} ms')
 def ask_with_deadline(context: Context, query: str, budget: int, deadline: int) -> None:
-    assemble(context, ContextRequest(query=query, budget=budget, deadline_ms=deadline))
+    context.request = ContextRequest(query=query, budget=budget, deadline_ms=deadline)
+    assemble(context, context.request)
 
 
 # -- what came back --------------------------------------------------------------------------

@@ -75,15 +75,48 @@ class _SlowEdges:
         return getattr(self._inner, name)
 
 
+class _SlowNames:
+    """A graph whose names are ready `delay` seconds after they are first looked up, as a
+    large repository's are in a new process.
+    """
+
+    def __init__(self, inner: GraphView, delay: float) -> None:
+        self._inner, self._delay = inner, delay
+        self._lock = threading.Lock()
+        self._ready = False
+
+    def lookup(self, name: str) -> Any:
+        with self._lock:  # a second caller waits for the same load
+            if not self._ready:
+                time.sleep(self._delay)
+                self._ready = True
+        return self._inner.lookup(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 @given("the graph's edges take {seconds:g} seconds to be ready")
 def slow_edges(context: Context, seconds: float) -> None:
+    _slow_graph(context, lambda graph: _SlowEdges(graph, seconds))
+
+
+@given("the graph's names take {seconds:g} seconds to be ready")
+def slow_names(context: Context, seconds: float) -> None:
+    _slow_graph(context, lambda graph: _SlowNames(graph, seconds))
+
+
+def _slow_graph(context: Context, slowed: Callable[[GraphView], object]) -> None:
+    """The store's graph, as every request from now on sees it, made slow."""
     store = pipeline(context).store
     backends: Callable[[], Backends] = store.backends
+    graphs: dict[int, object] = {}  # one slow graph per graph, as a process keeps one
 
     def slow() -> Backends:
         offered = backends()
         assert offered.graph is not None, "the store offers no graph"
-        return dataclasses.replace(offered, graph=_SlowEdges(offered.graph, seconds))
+        graph = graphs.setdefault(id(offered.graph), slowed(offered.graph))
+        return dataclasses.replace(offered, graph=graph)
 
     store.backends = slow  # type: ignore[method-assign]
 
@@ -242,6 +275,18 @@ def asking_again(context: Context) -> None:
     assemble(context, context.request)
     again = result(context).model_dump_json(exclude={"elapsed_ms", "timings_ms", "strategies"})
     assert first == again, "the second context differs"
+
+
+@then("a pipeline opened anew and warmed up gives the same context")
+def same_once_warm(context: Context) -> None:
+    fields = {"elapsed_ms", "timings_ms", "strategies"}
+    first = result(context).model_dump_json(exclude=fields)
+    context.pipeline.close()
+    context.pipeline = None
+    pipeline(context).warm_up()  # a graph with its names and edges ready, and no slow one
+    assemble(context, context.request)
+    again = result(context).model_dump_json(exclude=fields)
+    assert first == again, "the context differs once the graph is ready"
 
 
 @then('the search terms of a long issue text {have} "{term}"')

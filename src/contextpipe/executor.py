@@ -23,7 +23,7 @@ import reprlib
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -285,6 +285,18 @@ class StrategyExecutor:
                 if own is None:
                     own = self._own_loops[id(strategy)] = OwnLoop(strategy)
         return own
+
+    async def on_worker(self, call: Callable[[], object], seconds: float) -> bool:
+        """Run a plain call of plugin code (a store's, say) on a daemon worker, waiting at
+        most `seconds`: whether it returned in time. What it returns or raises is dropped;
+        one still running is abandoned, as a hung strategy is.
+        """
+        (future,) = PlainBatch(asyncio.get_running_loop(), [call]).futures
+        await asyncio.wait([future], timeout=seconds)
+        if not future.done():
+            future.cancel()  # its outcome, should it come, is thrown away
+            return False
+        return future.exception() is None
 
     async def confidences(
         self,

@@ -9,7 +9,12 @@ The rules, in the order the planner applies them:
 3. The rest are asked `can_handle` (by the executor, inside the request's deadline, which
    starts here). One that fails or runs out of time is reported so; one that answers 0, or
    whose weight (the request's, else the configured one, else the strategy's own
-   `default_weight`, else 1) is 0, is `skipped`.
+   `default_weight`, else 1) is 0, is `skipped`. Before, when one of them needs the graph,
+   the names the request gives (its focus, and the code its query names: `code_mentions`)
+   are looked up in the graph once, waiting at most half the request's deadline: the
+   graph's first lookup in a process loads every node's name (half a second at 100k
+   nodes), a one-time wait that no `can_handle` window must hold, or the same request
+   would be answered with or without the strategy as the machine is quick or slow.
 4. The allocator shares the budget left after the output's frame among the rest, by
    weight, quality and confidence, within each one's floor and cap.
 5. Each planned run carries its own deadline (`[strategies.NAME] deadline_ms`, else the
@@ -18,7 +23,9 @@ The rules, in the order the planner applies them:
 
 from __future__ import annotations
 
+import contextlib
 import time
+import weakref
 from dataclasses import dataclass
 
 from .budget import AllocationRequest, BudgetAllocator
@@ -27,7 +34,8 @@ from .errors import ContextpipeError
 from .executor import PlannedRun, StrategyExecutor
 from .models import ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy, StrategyRegistry
-from .storage import Backends
+from .storage import GRAPH, Backends, GraphView
+from .text import code_mentions
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,9 @@ class Planner:
         self._registry = registry
         self._executor = executor
         self._allocator = BudgetAllocator()
+        # The graph a lookup last completed on: later lookups are instant, so requests on
+        # it skip the hand-off to a thread.
+        self._looked_up: weakref.ref[GraphView] | None = None
 
     async def plan(
         self,
@@ -71,6 +82,8 @@ class Planner:
         request_ends = time.perf_counter() + deadline_ms / 1000
         self._check_names(request)
         eligible, skipped = self._eligible(request, backends, nothing_indexed)
+        if any(GRAPH in item.registered.strategy.required_backends for item in eligible):
+            await self._look_up_names(request, backends.graph, deadline_ms)
         answers = await self._executor.confidences(
             [e.registered.strategy for e in eligible], request, backends, deadline_ms
         )
@@ -114,6 +127,26 @@ class Planner:
             for item in confident
         ]
         return Plan(runs, skipped)
+
+    async def _look_up_names(
+        self, request: ContextRequest, graph: GraphView | None, deadline_ms: int
+    ) -> None:
+        """Rule 3: the request's names looked up once, on a thread, before `can_handle`."""
+        mentions = code_mentions(request.query)
+        names = [*request.focus, *mentions.paths, *mentions.dotted, *mentions.symbols]
+        if graph is None or not names:
+            return
+        if self._looked_up is not None and self._looked_up() is graph:
+            return
+
+        def look_up() -> None:
+            for name in names:
+                graph.lookup(name)
+
+        # A slow or failing graph is left to the strategies that use it to report.
+        if await self._executor.on_worker(look_up, deadline_ms / 2000):
+            with contextlib.suppress(TypeError):  # a graph a plugin made unreferenceable
+                self._looked_up = weakref.ref(graph)
 
     def _check_names(self, request: ContextRequest) -> None:
         if not request.strategies:
