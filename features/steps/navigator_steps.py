@@ -115,8 +115,9 @@ def _slow_graph(context: Context, slowed: Callable[[GraphView], object]) -> None
     def slow() -> Backends:
         offered = backends()
         assert offered.graph is not None, "the store offers no graph"
-        graph = graphs.setdefault(id(offered.graph), slowed(offered.graph))
-        return dataclasses.replace(offered, graph=graph)
+        if id(offered.graph) not in graphs:
+            graphs[id(offered.graph)] = slowed(offered.graph)
+        return dataclasses.replace(offered, graph=graphs[id(offered.graph)])
 
     store.backends = slow  # type: ignore[method-assign]
 

@@ -132,11 +132,10 @@ class Planner:
         self, request: ContextRequest, graph: GraphView | None, deadline_ms: int
     ) -> None:
         """Rule 3: the request's names looked up once, on a thread, before `can_handle`."""
-        mentions = code_mentions(request.query)
-        names = [*request.focus, *mentions.paths, *mentions.dotted, *mentions.symbols]
-        if graph is None or not names:
+        if graph is None or (self._looked_up is not None and self._looked_up() is graph):
             return
-        if self._looked_up is not None and self._looked_up() is graph:
+        names = [*request.focus, *code_mentions(request.query).names]
+        if not names:
             return
 
         def look_up() -> None:

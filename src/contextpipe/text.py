@@ -228,6 +228,11 @@ class CodeMentions:
     def __bool__(self) -> bool:
         return bool(self.paths or self.locations or self.dotted or self.symbols)
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What a graph lookup takes of them: the paths, dotted names and symbols."""
+        return (*self.paths, *self.dotted, *self.symbols)
+
 
 _TRACEBACK_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in (\w+))?')
 _PATH_LINE = re.compile(r"((?:[\w.~-]+[/\\])*[\w.-]+\.[A-Za-z]\w{0,4}):(\d+)")

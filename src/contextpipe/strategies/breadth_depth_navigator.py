@@ -341,8 +341,7 @@ class BreadthDepthNavigator:
 
 def _resolves(graph: GraphView, mentions: CodeMentions) -> bool:
     """Whether anything the query names in code is in the graph."""
-    names = (*mentions.paths, *mentions.dotted, *mentions.symbols)
-    return any(0 < len(graph.lookup(name)) <= _MAX_MATCHES for name in names)
+    return any(0 < len(graph.lookup(name)) <= _MAX_MATCHES for name in mentions.names)
 
 
 def _focus_seeds(graph: GraphView, focus: Sequence[str]) -> tuple[dict[str, _Seed], list[str]]:
