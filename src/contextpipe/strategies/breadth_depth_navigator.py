@@ -45,7 +45,8 @@ Rules, in order:
    stops `total_limit_ms` after the strategy started, and when the edges are not ready by
    then it proposes its starting points alone (the edges go on resolving for the next
    request), so that a slow start (a loaded machine) shortens the walk instead of running
-   into the executor's deadline.
+   into the executor's deadline. Once a graph's edges were ready they stay so: its later
+   requests wait for nothing.
 
 Each reason names the path that reached the node: "calls ← BudgetAllocator.allocate,
 1 hop from focus BudgetAllocator.allocate".
@@ -53,8 +54,10 @@ Each reason names the path that reached the node: "calls ← BudgetAllocator.all
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -86,9 +89,11 @@ NAME = "breadth-depth-navigator"
 
 #: A node's stored texts, deepest first, in the request's scope.
 _Variants = Callable[[str], "Sequence[ContextFragment]"]
-#: Nodes whose texts are read at once: one read per node took 0.6 s for 400 nodes on a
-#: loaded machine, and all 400 at once 20 ms, when the best 40 are all that is proposed.
-_BATCH = 64
+#: Nodes whose texts are read at once, at first: one read per node took 0.6 s for 400
+#: nodes on a loaded machine, and all 400 at once 20 ms, when the best 40 are all that is
+#: proposed. Proposals use 20-80 nodes' texts (29 for half the code questions at 100k
+#: fragments), so each later read takes twice as many as the one before.
+_FIRST_BATCH = 32
 _AT_LEAST = 20
 #: Nodes that connect everything and hold no text of their own.
 _PASSED_OVER = frozenset({"repository", "directory"})
@@ -193,9 +198,9 @@ class NavigatorOptions(BaseModel):
         " strategy started (below the executor's strategy deadline, 3000 by default).",
     )
 
-    def edge_weight(self, edge_type: str) -> float:
-        """The option weight of an edge type (0 for a type it does not know)."""
-        weights = {
+    def edge_weights(self) -> dict[str, float]:
+        """The option weight of each edge type it knows (any other type weighs 0)."""
+        return {
             "calls": self.calls_weight,
             "inherits": self.inherits_weight,
             "imports": self.imports_weight,
@@ -204,7 +209,6 @@ class NavigatorOptions(BaseModel):
             "links_to": self.links_to_weight,
             "mentions": self.mentions_weight,
         }
-        return weights.get(edge_type, 0.0)
 
 
 @dataclass
@@ -227,6 +231,7 @@ class _Reach:
 
 @dataclass
 class _Walk:
+    weights: dict[str, float]  # `NavigatorOptions.edge_weights`
     reached: dict[str, _Reach] = field(default_factory=lambda: {})
     edges: dict[tuple[str, str], float] = field(default_factory=lambda: {})
     names: dict[str, GraphNode] = field(default_factory=lambda: {})
@@ -244,6 +249,8 @@ class BreadthDepthNavigator:
 
     def __init__(self, options: NavigatorOptions) -> None:
         self.options = options
+        # The graph whose edges were last ready (rule 7), weakly: an old state is let go.
+        self._ready: weakref.ref[GraphView] | None = None
 
     def can_handle(self, request: ContextRequest, backends: Backends) -> float:
         if request.focus:
@@ -280,7 +287,7 @@ class BreadthDepthNavigator:
         total = started + self.options.total_limit_ms / 1000
         # A walk of no time (the focus only) reads no edge: it waits for none.
         walks = self.options.time_limit_ms > 0
-        edges_ready = not walks or _edges_ready(graph, min(seeds), total)
+        edges_ready = not walks or self._edges_ready(graph, min(seeds), total)
         ready = time.perf_counter()
         # Edges not ready: no edge is read, the walk proposes its starting points.
         deadline = min(ready + self.options.time_limit_ms / 1000, total) if edges_ready else ready
@@ -319,6 +326,16 @@ class BreadthDepthNavigator:
                 f" points took {waited} ms before it)"
             )
         return Retrieved(_candidates(walk, scores, variants, wanted, note), report)
+
+    def _edges_ready(self, graph: GraphView, uri: str, until: float) -> bool:
+        """Rule 7, asked of a graph only until its edges were ready once."""
+        if self._ready is not None and self._ready() is graph:
+            return True
+        ready = _edges_ready(graph, uri, until)
+        if ready:
+            with contextlib.suppress(TypeError):  # a graph a plugin made unreferenceable
+                self._ready = weakref.ref(graph)
+        return ready
 
     def explain(self) -> str:
         return (
@@ -462,21 +479,24 @@ def _steps(
     """(weight, neighbour, step text) of the edges at `uri` worth walking, heaviest first,
     at most `max_neighbours`.
     """
-    here = _name(graph, walk, uri)
-    steps: list[tuple[float, str, str]] = []
+    found: list[tuple[float, str, str, bool]] = []
     for edge in graph.neighbours(uri):
         forward = edge.source == uri
         other = edge.target if forward else edge.source
-        weight = options.edge_weight(edge.type) * (1.0 if forward else options.reverse_factor)
+        weight = walk.weights.get(edge.type, 0.0) * (1.0 if forward else options.reverse_factor)
         if weight <= 0 or other == uri:
             continue
         node = _node(graph, walk, other)
         if node is None or node.kind in _PASSED_OVER:
             continue
-        arrow = "←" if forward else "→"
-        steps.append((weight, other, f"{edge.type} {arrow} {here}"))
-    steps.sort(key=lambda step: (-step[0], step[1]))
-    return steps[: options.max_neighbours]
+        found.append((weight, other, edge.type, forward))
+    found.sort(key=lambda step: (-step[0], step[1]))
+    # Texts only for the steps kept: a folder or a much-called function has hundreds.
+    here = _name(graph, walk, uri)
+    return [
+        (weight, other, f"{kind} {'←' if forward else '→'} {here}")
+        for weight, other, kind, forward in found[: options.max_neighbours]
+    ]
 
 
 def _node(graph: GraphView, walk: _Walk, uri: str) -> GraphNode | None:
@@ -513,7 +533,7 @@ def _edges_ready(graph: GraphView, uri: str, until: float) -> bool:
 def _breadth(
     graph: GraphView, seeds: Mapping[str, _Seed], options: NavigatorOptions, deadline: float
 ) -> _Walk:
-    walk = _Walk()
+    walk = _Walk(options.edge_weights())
     for uri, seed in sorted(seeds.items()):
         if _node(graph, walk, uri) is not None:
             walk.reached[uri] = _Reach(seed.weight, 0, seed.label, full=seed.full)
@@ -581,10 +601,11 @@ def _depth(
 
 
 class _Texts:
-    """The stored texts of nodes, read `_BATCH` at a time in the order they are about to be
-    asked for (`expect`); a node outside that order (the depth-first part adds them as it
-    goes) alone. Each node keeps the answer of the read that held it, so that a store that
-    makes fragments only when asked makes them for the nodes used, not the whole batch.
+    """The stored texts of nodes, read in batches (`_FIRST_BATCH`, then twice as many each
+    time) in the order they are about to be asked for (`expect`); a node outside that order
+    (the depth-first part adds them as it goes) alone. Each node keeps the answer of the
+    read that held it, so that a store that makes fragments only when asked makes them for
+    the nodes used, not the whole batch.
     """
 
     def __init__(
@@ -594,16 +615,21 @@ class _Texts:
         self._found: dict[str, Mapping[str, Sequence[ContextFragment]]] = {}
         self._order: list[str] = []
         self._at: dict[str, int] = {}
+        self._batch = _FIRST_BATCH
 
     def expect(self, order: list[str]) -> None:
         """The nodes about to be asked for, in that order."""
         self._order, self._at = order, {uri: at for at, uri in enumerate(order)}
+        self._batch = _FIRST_BATCH
 
     def __call__(self, uri: str) -> Sequence[ContextFragment]:
         found = self._found.get(uri)
         if found is None:
             at = self._at.get(uri)
-            coming = [uri] if at is None else self._order[at : at + _BATCH]
+            if at is None:
+                coming = [uri]
+            else:
+                coming, self._batch = self._order[at : at + self._batch], 2 * self._batch
             batch = [node for node in coming if node not in self._found]
             found = self._read(batch)
             self._found.update(dict.fromkeys(batch, found))
@@ -664,7 +690,6 @@ def _pagerank(
     import numpy as np
 
     index = {uri: position for position, uri in enumerate(uris)}
-    pairs = [(index[a], index[b], w) for (a, b), w in sorted(edges.items()) if b in index]
     size = len(uris)
     seed = np.zeros(size)
     for uri, value in seeds.items():
@@ -673,21 +698,29 @@ def _pagerank(
     if not seed.sum():
         return {}
     seed /= seed.sum()
-    source = np.array([a for a, _, _ in pairs] + [b for _, b, _ in pairs], dtype=np.int64)
-    target = np.array([b for _, b, _ in pairs] + [a for a, _, _ in pairs], dtype=np.int64)
-    weight = np.array([w for _, _, w in pairs] * 2, dtype=np.float64)
+    walked = [(index[a], index[b], w) for (a, b), w in edges.items() if a in index and b in index]
+    ends = np.array([(a, b) for a, b, _ in walked], dtype=np.int64).reshape(-1, 2)
+    # In the order of the edges' URIs (`uris` is sorted, so the positions' order is theirs):
+    # the sums below add in that order, and so give the same bits from run to run.
+    order = np.lexsort((ends[:, 1], ends[:, 0]))
+    ends, walked_weight = ends[order], np.array([w for _, _, w in walked])[order]
+    source = np.concatenate((ends[:, 0], ends[:, 1]))
+    target = np.concatenate((ends[:, 1], ends[:, 0]))
+    weight = np.concatenate((walked_weight, walked_weight))
     out = np.bincount(source, weights=weight, minlength=size)
     share = np.divide(weight, out[source], out=np.zeros_like(weight), where=out[source] > 0)
+    dangling_at = np.flatnonzero(out == 0)
+    teleport = (1 - damping) * seed
     rank = seed.copy()
     for _ in range(50):
         flow = np.bincount(target, weights=rank[source] * share, minlength=size)
-        dangling = rank[out == 0].sum()
-        following = damping * (flow + dangling * seed) + (1 - damping) * seed
+        dangling = rank[dangling_at].sum()
+        following = damping * (flow + dangling * seed) + teleport
         if np.abs(following - rank).sum() < 1e-9:
             rank = following
             break
         rank = following
-    return {uri: float(rank[position]) for uri, position in index.items()}
+    return dict(zip(uris, rank.tolist(), strict=True))
 
 
 def _by_score(scores: Mapping[str, float]) -> list[str]:
