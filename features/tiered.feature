@@ -97,6 +97,17 @@ Feature: The tiered strategy fills hot, then warm, then cold memory
     When session "s-1" asks tiered alone for "release"
     Then tiered proposes "docs/cold.md, docs/used.md" in this order, in the tiers "cold, cold"
 
+  Scenario: A session's request answers while an index run holds the store, unlogged; later ones are logged again
+    Given the project is indexed
+    And an index run holds the store
+    And session "s-1" was given the answer to "rollback"
+    And the index run is done
+    When session "s-1" asks tiered alone for "release"
+    Then tiered proposes "docs/cold.md, docs/used.md" in this order, in the tiers "cold, cold"
+    Given session "s-1" was given the answer to "rollback"
+    When session "s-1" asks tiered alone for "release"
+    Then tiered proposes "docs/used.md, docs/cold.md" in this order, in the tiers "warm, cold"
+
   Scenario: What the session used lately but beside the point of the request is not warm
     Given the project is indexed
     And session "s-1" was given the answer to "house rules"

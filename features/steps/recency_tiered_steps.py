@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sqlite3
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
@@ -163,6 +164,20 @@ def unpinned(context: Context, target: str) -> None:
 def session_given(context: Context, session: str, query: str) -> None:
     answer = pipeline(context).assemble(query, budget=500, session=session)
     assert answer.fragments, f"nothing was given for {query!r}"
+
+
+@given("an index run holds the store")
+def index_run_holds(context: Context) -> None:
+    """Another connection holds the write lock, as an index run does while it commits."""
+    holder = sqlite3.connect(pipeline(context).store.database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    context.store_holder = holder
+    context.add_cleanup(holder.close)
+
+
+@given("the index run is done")
+def index_run_done(context: Context) -> None:
+    context.store_holder.execute("COMMIT")
 
 
 @when('session "{session}" asks tiered alone for "{query}" with warm items among the best {rank:d}')

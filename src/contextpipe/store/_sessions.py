@@ -10,7 +10,9 @@ Rules:
 2. The access log keeps, per session, the nodes its last `access_log_assemblies`
    assemblies delivered (table `access_log`); each record is one small transaction of its
    own, never part of an index run, and changes nothing a search or the graph reads. A log
-   that cannot be written (busy, read-only) is skipped: it is only a log.
+   that cannot be written (busy, read-only) is skipped: it is only a log. It is written
+   on the thread's own connection to the store, which stays open: opening one per record
+   cost a session's request about a millisecond.
 3. Every read keeps to the request's filters and memory scope (`_scope` rule 1).
 4. The pinned items are read once per state of the store (its generation, which every
    write of an indexed file or of memory changes), per pins and per request filters, and
@@ -43,16 +45,17 @@ class EmbeddedSessions:
     def __init__(
         self,
         rows: Rows,
-        connect: Callable[[], sqlite3.Connection],
+        connection: Callable[[], sqlite3.Connection],
         pinned: Sequence[str],
         assemblies: int,
         state: Callable[[], tuple[int, int]],
     ) -> None:
-        """`state` tells the store's state: when its database file was replaced (its
-        generations restart), and its generation.
+        """`connection` gives the calling thread's connection to the store; `state` tells
+        the store's state: when its database file was replaced (its generations restart),
+        and its generation.
         """
         self._rows = rows
-        self._connect = connect
+        self._connection = connection
         self._configured = tuple(pinned)
         self._assemblies = assemblies
         self._state = state
@@ -158,7 +161,8 @@ class EmbeddedSessions:
         """Log one assembly of `session` and forget its older ones past the bound (rule 2)."""
         if self._assemblies <= 0 or not uris:
             return
-        connection = self._connect()
+        connection = self._connection()
+        (waits,) = connection.execute("PRAGMA busy_timeout").fetchone()
         try:
             # An index run holds the lock for seconds: a query waits for it only briefly.
             connection.execute("PRAGMA busy_timeout = 50")
@@ -179,4 +183,7 @@ class EmbeddedSessions:
         except sqlite3.OperationalError as exc:  # busy, or a read-only store
             logger.debug("access not logged", session=session, reason=str(exc))
         finally:
-            connection.close()
+            # The connection is the thread's reader: it must go on as it was.
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            connection.execute(f"PRAGMA busy_timeout = {int(waits)}")

@@ -313,7 +313,7 @@ class EmbeddedStore:
         memory = memory or MemorySettings()
         self._sessions = EmbeddedSessions(
             self._query,
-            self._connect,
+            self._reader,
             memory.pinned,
             memory.access_log_assemblies,
             lambda: (self._epoch, self.generation()),
