@@ -234,7 +234,7 @@ class _Walk:
     weights: dict[str, float]  # `NavigatorOptions.edge_weights`
     reached: dict[str, _Reach] = field(default_factory=lambda: {})
     edges: dict[tuple[str, str], float] = field(default_factory=lambda: {})
-    names: dict[str, GraphNode] = field(default_factory=lambda: {})
+    names: dict[str, tuple[str, str]] = field(default_factory=lambda: {})  # kind, name
     stopped: bool = False
 
 
@@ -486,8 +486,8 @@ def _steps(
         weight = walk.weights.get(edge.type, 0.0) * (1.0 if forward else options.reverse_factor)
         if weight <= 0 or other == uri:
             continue
-        node = _node(graph, walk, other)
-        if node is None or node.kind in _PASSED_OVER:
+        known = _known(graph, walk, other)
+        if known is None or known[0] in _PASSED_OVER:
             continue
         found.append((weight, other, edge.type, forward))
     found.sort(key=lambda step: (-step[0], step[1]))
@@ -499,18 +499,22 @@ def _steps(
     ]
 
 
-def _node(graph: GraphView, walk: _Walk, uri: str) -> GraphNode | None:
-    node = walk.names.get(uri)
-    if node is None:
+def _known(graph: GraphView, walk: _Walk, uri: str) -> tuple[str, str] | None:
+    """The node's kind and name (None: no such node), looked up once per walk."""
+    known = walk.names.get(uri)
+    if known is None:
         node = graph.node(uri)
-        if node is not None:
-            walk.names[uri] = node
-    return node
+        if node is None:
+            return None
+        # A plain tuple of strings, which the collector stops tracking: a walk keeps
+        # hundreds, and a `GraphNode` it would walk at every collection of the request.
+        known = walk.names[uri] = (node.kind, node.name)
+    return known
 
 
 def _name(graph: GraphView, walk: _Walk, uri: str) -> str:
-    node = _node(graph, walk, uri)
-    return node.name if node is not None else uri
+    known = _known(graph, walk, uri)
+    return known[1] if known is not None else uri
 
 
 def _edges_ready(graph: GraphView, uri: str, until: float) -> bool:
@@ -535,7 +539,7 @@ def _breadth(
 ) -> _Walk:
     walk = _Walk(options.edge_weights())
     for uri, seed in sorted(seeds.items()):
-        if _node(graph, walk, uri) is not None:
+        if _known(graph, walk, uri) is not None:
             walk.reached[uri] = _Reach(seed.weight, 0, seed.label, full=seed.full)
     frontier = sorted(walk.reached, key=lambda uri: (-walk.reached[uri].reach, uri))
     for hops in range(1, options.max_hops + 1):
