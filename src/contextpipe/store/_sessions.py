@@ -163,10 +163,12 @@ class EmbeddedSessions:
             return
         connection = self._connection()
         (waits,) = connection.execute("PRAGMA busy_timeout").fetchone()
+        began = False
         try:
             # An index run holds the lock for seconds: a query waits for it only briefly.
             connection.execute("PRAGMA busy_timeout = 50")
             connection.execute("BEGIN IMMEDIATE")
+            began = True
             (latest,) = connection.execute(
                 "SELECT coalesce(max(assembly), 0) FROM access_log WHERE session = ?", (session,)
             ).fetchone()
@@ -183,7 +185,8 @@ class EmbeddedSessions:
         except sqlite3.OperationalError as exc:  # busy, or a read-only store
             logger.debug("access not logged", session=session, reason=str(exc))
         finally:
-            # The connection is the thread's reader: it must go on as it was.
-            if connection.in_transaction:
+            # The connection is the thread's reader: it must go on as it was (a read the
+            # caller holds open, where BEGIN failed, is the caller's to end).
+            if began and connection.in_transaction:
                 connection.execute("ROLLBACK")
             connection.execute(f"PRAGMA busy_timeout = {int(waits)}")
