@@ -491,7 +491,7 @@ def _steps(
             continue
         found.append((weight, other, edge.type, forward))
     found.sort(key=lambda step: (-step[0], step[1]))
-    # Texts only for the steps kept: a folder or a much-called function has hundreds.
+    # Texts only for the steps kept: a large file or a much-called function has hundreds.
     here = _name(graph, walk, uri)
     return [
         (weight, other, f"{kind} {'←' if forward else '→'} {here}")
