@@ -108,6 +108,13 @@ Feature: The tiered strategy fills hot, then warm, then cold memory
     When session "s-1" asks tiered alone for "release"
     Then tiered proposes "docs/used.md, docs/cold.md" in this order, in the tiers "warm, cold"
 
+  Scenario: Logging a session's use inside a read of one snapshot leaves that read as it was
+    Given the project is indexed
+    When session "s-1"'s use of "uko://doc/docs/used.md#rollback" is logged while the thread reads one snapshot
+    Then the snapshot read ended as it began
+    When session "s-1" asks tiered alone for "release"
+    Then tiered proposes "docs/cold.md, docs/used.md" in this order, in the tiers "cold, cold"
+
   Scenario: What the session used lately but beside the point of the request is not warm
     Given the project is indexed
     And session "s-1" was given the answer to "house rules"

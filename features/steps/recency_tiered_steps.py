@@ -175,6 +175,24 @@ def index_run_holds(context: Context) -> None:
     context.add_cleanup(holder.close)
 
 
+@when('session "{session}"\'s use of "{uri}" is logged while the thread reads one snapshot')
+def log_inside_snapshot(context: Context, session: str, uri: str) -> None:
+    store = pipeline(context).store
+    sessions = store.backends().sessions
+    assert sessions is not None, "the store offers no session tiers"
+    try:
+        with store.snapshot():
+            sessions.record_use(session, [uri])
+            context.snapshot_error = ""
+    except Exception as exc:  # the snapshot's end is what is checked
+        context.snapshot_error = f"{type(exc).__name__}: {exc}"
+
+
+@then("the snapshot read ended as it began")
+def snapshot_ended(context: Context) -> None:
+    assert not context.snapshot_error, context.snapshot_error
+
+
 @given("the index run is done")
 def index_run_done(context: Context) -> None:
     context.store_holder.execute("COMMIT")
