@@ -388,6 +388,14 @@ Feature: Every store backend keeps the same promises
     When every project is indexed
     Then every store counts 3 files and every fragment the index wrote
 
+  Scenario: Reading a store ahead keeps to its limit and changes nothing
+    # `Pipeline.warm_up` has the store read its files into the operating system's cache,
+    # as far as memory allows, before a service's first request.
+    Then every store reads 0 bytes ahead
+    When every project is indexed
+    Then every store reads ahead at most 4096 bytes when allowed 4096, and the same bytes each time it is allowed all
+    And every store shows what it showed before reading ahead
+
   Scenario: Strategies read from worker threads and see what the caller sees
     Given every project is indexed
     When every store is closed

@@ -417,6 +417,43 @@ def offers_nothing(context: Context) -> None:
     _each(context, "a store with nothing indexed offers no read capability", check)
 
 
+@then("every store reads 0 bytes ahead")
+def reads_nothing_ahead(context: Context) -> None:
+    def check(subject: _Subject) -> None:
+        read = subject.store.prefetch(1 << 40)
+        assert read == 0, f"it read {read} bytes ahead"
+
+    _each(context, "a store with nothing indexed reads nothing ahead", check)
+
+
+@then(
+    "every store reads ahead at most {limit:d} bytes when allowed {same:d},"
+    " and the same bytes each time it is allowed all"
+)
+def reads_ahead_within(context: Context, limit: int, same: int) -> None:
+    assert limit == same, "the step reads one limit"
+
+    def check(subject: _Subject) -> None:
+        before = _contents(subject.store)
+        allowed = subject.store.prefetch(limit)
+        assert 0 <= allowed <= limit, f"allowed {limit} bytes, it read {allowed}"
+        everything = [subject.store.prefetch(1 << 40) for _ in range(2)]
+        assert everything[0] == everything[1], f"it read {everything} bytes ahead"
+        assert everything[0] >= allowed, f"it read {allowed} of {limit}, then {everything[0]}"
+        subject.kept["contents before"] = before
+
+    _each(context, "reading ahead keeps to its limit", check)
+
+
+@then("every store shows what it showed before reading ahead")
+def unchanged_by_reading_ahead(context: Context) -> None:
+    def check(subject: _Subject) -> None:
+        differences = _differences(_contents(subject.store), subject.kept["contents before"])
+        assert not differences, "; ".join(differences)
+
+    _each(context, "reading ahead changes nothing", check)
+
+
 @then('every store offers exactly the capabilities "{names:Plain}"')
 def offers_exactly(context: Context, names: str) -> None:
     expected = frozenset(_listed(names))

@@ -659,6 +659,14 @@ class Store(Protocol):
         """The read capabilities, for one request; empty when nothing is indexed yet."""
         ...
 
+    def prefetch(self, limit: int) -> int:
+        """Read the files the store keeps on this machine, at most `limit` bytes in all, so
+        that the operating system's cache holds them and a long-running process's first
+        requests do not wait for the disk; returns the bytes read (0 for a store that keeps
+        nothing here, or holds no index yet). Changes nothing.
+        """
+        ...
+
     def close(self) -> None:
         """Release connections; the store reopens on next use."""
         ...

@@ -52,6 +52,7 @@ from ..storage import (
 from ..text import matched_terms, query_terms
 from . import _vectors
 from ._health import damage_text, inspect, is_damage
+from ._read_ahead import read_ahead
 from ._resolution import (
     DECLARED_COLUMNS,
     LAYOUT_10,
@@ -919,6 +920,23 @@ class EmbeddedStore:
             timeline=self,
             sessions=self._sessions,
         )
+
+    def prefetch(self, limit: int) -> int:
+        """Read the files of the store's folder, the index's database first, then the rest
+        (write-ahead logs, vectors and their matrices) by name, at most `limit` bytes in
+        all (see `_read_ahead`); 0 before the first index. Files being written (their names
+        start with a dot) and SQLite's shared-memory files (mapped, never read) are left
+        alone.
+        """
+        if not self.exists():
+            return 0
+        files = [
+            path
+            for path in self.directory.iterdir()
+            if not path.name.startswith(".") and not path.name.endswith("-shm")
+        ]
+        files.sort(key=lambda path: (path != self.database, path.name))
+        return read_ahead(files, limit)
 
     def graph(self) -> ResolvedGraph:
         """The resolved graph of the index as it is now, made once per change of the index
