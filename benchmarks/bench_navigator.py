@@ -16,8 +16,10 @@
   same code; timed in turn on each query, both move alike, so the ratio is the figure to
   compare across runs.
 
-Every measurement first warms the pipeline up (`Pipeline.warm_up`: the tokenizer's encoder
-built, the graph resolved) and with a few requests.
+Every measurement first warms the pipeline up (`Pipeline.warm_up`: the store read into the
+OS cache, the tokenizer's encoder built, the graph resolved, what lives as long as the
+process frozen out of garbage collection) and with a few requests. The graph's figure is
+its resolution alone: the store's pages are in the cache by then.
 """
 
 from __future__ import annotations
@@ -84,8 +86,7 @@ def _measure(projects: dict[int, str], fragments: int) -> dict[str, float]:
     """Every figure of one store, from one process (see the module docstring)."""
     pipeline = contextpipe.Pipeline.open(project_dir=projects[fragments])
     try:
-        # As a long-running service would before its first request: the tokenizer's
-        # encoder built and the graph resolved (that part timed).
+        # As a long-running service would before its first request (the graph's part timed).
         graph_seconds = pipeline.warm_up().graph_seconds or 0.0
         names = _names(pipeline, REQUESTS)
         questions = [f"why does `{name}` fail?" for name in names]

@@ -16,6 +16,7 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
     And the assembly error says "run `contextpipe index --rebuild PATH`"
     And loading the graph fails with StoreError saying "damaged (<what>"
     And counting the graph fails with StoreError saying "damaged (<what>"
+    And warming the pipeline up fails with StoreError saying "damaged (<what>"
     And indexing the project fails with StoreError saying "damaged (<what>"
 
     Examples:

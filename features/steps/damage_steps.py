@@ -106,6 +106,11 @@ def stats_fail(context: Context, words: str) -> None:
     _fails(lambda: pipeline(context).graph().stats(), words)
 
 
+@then('warming the pipeline up fails with StoreError saying "{words}"')
+def warm_up_fails(context: Context, words: str) -> None:
+    _fails(lambda: pipeline(context).warm_up(), words)
+
+
 @then('indexing the project fails with StoreError saying "{words}"')
 def index_fails(context: Context, words: str) -> None:
     _fails(lambda: pipeline(context).index([context.project]), words)

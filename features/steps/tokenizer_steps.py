@@ -416,15 +416,18 @@ def tiktoken_not_imported(context: Context) -> None:
 
 # Assembles the query of argv[3] at the budget of argv[4] in the project of argv[1], after
 # `Pipeline.warm_up` when argv[2] says so; prints what the warm-up did, whether tiktoken's
-# encoder existed before the request, and the context without its timings.
+# encoder existed before the request, how many objects were frozen out of garbage collection
+# during the request and after the pipeline closed, and the context without its timings.
 _ASSEMBLE_SCRIPT = (
-    "import json, sys; from contextpipe import Pipeline, get_tokenizer; "
+    "import gc, json, sys; from contextpipe import Pipeline, get_tokenizer; "
     "p = Pipeline.open(project_dir=sys.argv[1]); "
     "w = p.warm_up() if sys.argv[2] == 'warm' else None; "
     "before = 'tiktoken' in sys.modules; "
     "c = p.assemble(sys.argv[3], budget=int(sys.argv[4])).model_dump(mode='json'); "
+    "frozen = gc.get_freeze_count(); p.close(); "
     "c.pop('elapsed_ms'); c.pop('timings_ms'); [s.pop('elapsed_ms') for s in c['strategies']]; "
-    "print(json.dumps({'warm': w and w.__dict__, 'before': before, 'context': c}))"
+    "print(json.dumps({'warm': w and w.__dict__, 'before': before, 'context': c, "
+    "'frozen': [frozen, gc.get_freeze_count()], 'store': p.store.location}))"
 )
 
 
@@ -448,6 +451,28 @@ def warmed_before(context: Context) -> None:
     assert warm["before"], "tiktoken's encoder was not built before the request"
     assert warm["warm"]["tokenizer"] == "o200k_base", warm["warm"]
     assert warm["warm"]["graph_seconds"] is not None, "the graph was not resolved"
+
+
+@then(
+    "the warm-up read the whole store and froze what was alive out of garbage collection"
+    " until the pipeline closed; the process without warm-up froze nothing"
+)
+def warm_up_read_and_froze(context: Context) -> None:
+    warm, cold = context.assembled_in["warm"], context.assembled_in["cold"]
+    store = Path(warm["store"])
+    # SQLite's shared-memory file is mapped, never read, and goes when the pipeline closes.
+    files = [file for file in store.iterdir() if file.is_file() and file.suffix != ".sqlite3-shm"]
+    assert any(file.name == "index.sqlite3" for file in files), f"no index in {store}"
+    size = sum(file.stat().st_size for file in files)
+    assert warm["warm"]["store_bytes"] == size, (
+        f"the warm-up read {warm['warm']['store_bytes']} bytes of the store's {size}"
+        f" ({', '.join(file.name for file in files)})"
+    )
+    during, after = warm["frozen"]
+    # The modules alone are thousands of objects: a handful would mean nothing was frozen.
+    assert during > 1000, f"{during} objects were frozen during the request"
+    assert after == 0, f"{after} objects stayed frozen after the pipeline closed"
+    assert cold["frozen"] == [0, 0], f"a process without warm-up froze {cold['frozen']}"
 
 
 @then("both contexts are the same, and the process without warm-up never built the encoder")

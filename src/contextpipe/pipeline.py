@@ -13,6 +13,8 @@ says what happened to everything. The store is reached through its protocols onl
 
 from __future__ import annotations
 
+import gc
+import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -71,12 +73,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class WarmUp:
-    """What `Pipeline.warm_up` built, and the seconds each part took."""
+    """What `Pipeline.warm_up` did, and the seconds each part took."""
 
     tokenizer: str
     tokenizer_seconds: float
     #: None when the store offers no graph (or holds no index yet).
     graph_seconds: float | None
+    #: Bytes of the store's files read into the operating system's cache.
+    store_bytes: int = 0
+    store_seconds: float = 0.0
 
 
 class Pipeline:
@@ -98,6 +103,7 @@ class Pipeline:
         self._executor = StrategyExecutor(memo)
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
+        self._froze = False
         self._checks = CandidateChecks()
         self._loops = ThreadLoops()
 
@@ -479,14 +485,24 @@ class Pipeline:
         return Packer(renderer, tokenizer, policy, self._packing_cache, text_tokens)
 
     def warm_up(self) -> WarmUp:
-        """Build now what a long-running process would otherwise build inside its first
-        requests: the configured tokenizer's full encoder (about 0.2 s; until then a process
-        counts its first megabyte of text in pure Python, three times slower) and the
-        store's graph (its edges resolved: seconds at 100k fragments). For a service or an
-        agent that answers many requests; a command that answers one should not call it.
-        It changes no answer. A damaged index is a `StoreError`, as in `assemble`.
+        """Do now what a long-running process would otherwise do inside its first requests:
+        read the store's files into the operating system's cache (as much as half the free
+        memory holds: 0.7 s for 730 MB at 100k fragments), build the configured tokenizer's
+        full encoder (about 0.2 s; until then a process counts its first megabyte of text in
+        pure Python, three times slower) and the store's graph (its edges resolved: seconds
+        at 100k fragments). Then the objects alive, which live as long as the process (its
+        modules, the graph, the vocabulary), are frozen out of garbage collection
+        (`gc.freeze`), so that full collections stop walking them: 25 ms a collection at
+        100k fragments, one in about every 40 requests; `close` gives them back to it.
+        For a service or an agent that answers many requests; a command that answers one
+        should not call it. It changes no answer. A damaged index is a `StoreError`, as in
+        `assemble`.
         """
         started = time.perf_counter()
+        if self.store.exists():
+            self.store.check()  # a damaged index is said before it is read
+        store_bytes = self.store.prefetch(_memory_to_spare() // 2)
+        store_done = time.perf_counter()
         name = self.settings.tokenizer.name
         warm_up_tokenizer(name)
         tokenizer_done = time.perf_counter()
@@ -495,9 +511,20 @@ class Pipeline:
         if graph is not None:
             graph.neighbours("uko://repo/")  # the first read of any node's edges reads all
             graph_seconds = round(time.perf_counter() - tokenizer_done, 3)
-        warmed = WarmUp(name, round(tokenizer_done - started, 3), graph_seconds)
+        gc.collect()  # what is garbage now is not frozen with the rest
+        gc.freeze()
+        self._froze = True
+        warmed = WarmUp(
+            name,
+            round(tokenizer_done - store_done, 3),
+            graph_seconds,
+            store_bytes,
+            round(store_done - started, 3),
+        )
         logger.info(
             "warmed up",
+            store_bytes=store_bytes,
+            store_s=warmed.store_seconds,
             tokenizer=name,
             tokenizer_s=warmed.tokenizer_seconds,
             graph_s=warmed.graph_seconds,
@@ -506,11 +533,23 @@ class Pipeline:
 
     def close(self) -> None:
         """Release the store's connections, the event loops `assemble` kept and those of
-        async strategies.
+        async strategies, and give the objects `warm_up` froze back to garbage collection
+        (`gc.unfreeze`: all frozen objects of the process, whoever froze them).
         """
         self.store.close()
         self._executor.close()
         self._loops.close()
+        if self._froze:
+            gc.unfreeze()
+            self._froze = False
+
+
+def _memory_to_spare() -> int:
+    """Bytes of physical memory free now; 0 where the system does not say."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 0
 
 
 def _ms(since: float) -> float:
