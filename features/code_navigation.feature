@@ -166,6 +166,14 @@ Feature: Finding code from what a request points at, by the structure of the cod
     And the reason of "shop/pricing.py#apply_discount" mentions "the graph's edges were not ready after"
     And the assembly took less than 1 seconds
 
+  Scenario: Edges that fail to load are reported once, in the navigator's report
+    # The edges are read on a thread of their own (rule 7): its failure is not printed as a
+    # stray traceback on a service's stderr; the walk meets it and the report says it.
+    Given the graph's edges fail to load with "damaged (edges cut short)"
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the report of "breadth-depth-navigator" says error with a reason mentioning "damaged (edges cut short)"
+    And no thread ended with an error
+
   Scenario: A graph slow to load its names does not make the navigator decline a code question
     # In a new process the graph's first lookup loads every node's name: half a second at
     # 100k nodes, as long as `can_handle` is given (a tenth of the request's deadline). The

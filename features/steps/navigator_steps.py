@@ -19,6 +19,7 @@ from contextpipe import (
     ContextRequest,
     GraphView,
     ResultFragment,
+    StoreError,
     StrategySelection,
     code_mentions,
     query_terms,
@@ -75,6 +76,21 @@ class _SlowEdges:
         return getattr(self._inner, name)
 
 
+class _FailingEdges:
+    """A graph whose edges cannot be read (a store damaged under a running service)."""
+
+    def __init__(self, inner: GraphView, message: str) -> None:
+        self._inner, self._message = inner, message
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise StoreError(self._message)
+
+    neighbours = subgraph = pagerank = _fail
+
+    def __getattr__(self, name: str) -> Any:  # node, lookup, stats: no edges needed
+        return getattr(self._inner, name)
+
+
 class _SlowNames:
     """A graph whose names are ready `delay` seconds after they are first looked up, as a
     large repository's are in a new process.
@@ -99,6 +115,27 @@ class _SlowNames:
 @given("the graph's edges take {seconds:g} seconds to be ready")
 def slow_edges(context: Context, seconds: float) -> None:
     _slow_graph(context, lambda graph: _SlowEdges(graph, seconds))
+
+
+@given('the graph\'s edges fail to load with "{message}"')
+def failing_edges(context: Context, message: str) -> None:
+    _slow_graph(context, lambda graph: _FailingEdges(graph, message))
+    # Every thread that ends with an error from now on, as threading would print it.
+    context.thread_errors = []
+    previous = threading.excepthook
+    threading.excepthook = lambda args: context.thread_errors.append(
+        f"{args.thread.name if args.thread else '?'}: {args.exc_value!r}"
+    )
+    context.add_cleanup(setattr, threading, "excepthook", previous)
+
+
+@then("no thread ended with an error")
+def no_thread_errors(context: Context) -> None:
+    # A thread still reading would end after this step: wait for the navigator's own.
+    for thread in threading.enumerate():
+        if thread.name == "navigator-edges":
+            thread.join(5)
+    assert not context.thread_errors, f"threads ended with errors: {context.thread_errors}"
 
 
 @given("the graph's names take {seconds:g} seconds to be ready")

@@ -525,10 +525,11 @@ def _edges_ready(graph: GraphView, uri: str, until: float) -> bool:
     done = threading.Event()
 
     def read() -> None:
-        try:
+        # A failure is left to the walk, whose own read of the edges meets it and has it
+        # reported; raised here, it would only be a stray traceback on stderr.
+        with contextlib.suppress(Exception):
             graph.neighbours(uri)
-        finally:
-            done.set()
+        done.set()
 
     threading.Thread(target=read, name="navigator-edges", daemon=True).start()
     return done.wait(max(0.0, until - time.perf_counter()))
