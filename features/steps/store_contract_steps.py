@@ -447,11 +447,17 @@ def reads_ahead_within(context: Context, limit: int, same: int) -> None:
 
 @then("every store shows what it showed before reading ahead")
 def unchanged_by_reading_ahead(context: Context) -> None:
+    _shows_as_before(context, "reading ahead changes nothing")
+
+
+def _shows_as_before(context: Context, promise: str) -> None:
+    """Every store shows what `_contents` kept under "contents before"."""
+
     def check(subject: _Subject) -> None:
         differences = _differences(_contents(subject.store), subject.kept["contents before"])
         assert not differences, "; ".join(differences)
 
-    _each(context, "reading ahead changes nothing", check)
+    _each(context, promise, check)
 
 
 @then('every store offers exactly the capabilities "{names:Plain}"')
@@ -953,11 +959,7 @@ def holds_as_before(context: Context, path: str) -> None:
 
 @then("every store holds exactly what it held before the session")
 def holds_all_as_before(context: Context) -> None:
-    def check(subject: _Subject) -> None:
-        differences = _differences(_contents(subject.store), subject.kept["contents before"])
-        assert not differences, "; ".join(differences)
-
-    _each(context, "a write session's failure rolls back what it did not commit", check)
+    _shows_as_before(context, "a write session's failure rolls back what it did not commit")
 
 
 @then('every store holds "{path:Plain}" as the session wrote it')
