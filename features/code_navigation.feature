@@ -166,7 +166,7 @@ Feature: Finding code from what a request points at, by the structure of the cod
     And the reason of "shop/pricing.py#apply_discount" mentions "the graph's edges were not ready after"
     And the assembly took less than 1 seconds
 
-  Scenario: Edges that fail to load are reported once, in the navigator's report
+  Scenario: Edges that fail to load are reported in the navigator's report, not as a stray traceback
     # The edges are read on a thread of their own (rule 7): its failure is not printed as a
     # stray traceback on a service's stderr; the walk meets it and the report says it.
     Given the graph's edges fail to load with "damaged (edges cut short)"

@@ -393,7 +393,7 @@ Feature: Every store backend keeps the same promises
     # as far as memory allows, before a service's first request.
     Then every store reads 0 bytes ahead
     When every project is indexed
-    Then every store reads ahead at most 4096 bytes when allowed 4096, and the same bytes each time it is allowed all
+    Then every store reads ahead 4096 bytes when allowed that many, and all it keeps on this machine, the same each time, when allowed all
     And every store shows what it showed before reading ahead
 
   Scenario: Strategies read from worker threads and see what the caller sees

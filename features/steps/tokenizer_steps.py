@@ -415,34 +415,43 @@ def tiktoken_not_imported(context: Context) -> None:
 # -- warming a pipeline up -----------------------------------------------------------------
 
 # Assembles the query of argv[3] at the budget of argv[4] in the project of argv[1], after
-# `Pipeline.warm_up` when argv[2] says so; prints what the warm-up did, whether tiktoken's
-# encoder existed before the request, how many objects were frozen out of garbage collection
-# during the request and after the pipeline closed, and the context without its timings.
+# `Pipeline.warm_up` unless argv[2] is 'cold' (after its own `gc.freeze()` first when it is
+# 'frozen'); prints what the warm-up did, the store's files and their sizes right after it,
+# whether tiktoken's encoder existed before the request, how many objects were frozen out of
+# garbage collection during the request and after the pipeline closed, and the context
+# without its timings.
 _ASSEMBLE_SCRIPT = (
-    "import gc, json, sys; from contextpipe import Pipeline, get_tokenizer; "
+    "import gc, json, sys; from pathlib import Path; from contextpipe import Pipeline; "
+    "gc.freeze() if sys.argv[2] == 'frozen' else None; "
     "p = Pipeline.open(project_dir=sys.argv[1]); "
-    "w = p.warm_up() if sys.argv[2] == 'warm' else None; "
+    "w = p.warm_up() if sys.argv[2] != 'cold' else None; "
+    "files = {f.name: f.stat().st_size for f in Path(p.store.location).iterdir()}; "
     "before = 'tiktoken' in sys.modules; "
     "c = p.assemble(sys.argv[3], budget=int(sys.argv[4])).model_dump(mode='json'); "
     "frozen = gc.get_freeze_count(); p.close(); "
     "c.pop('elapsed_ms'); c.pop('timings_ms'); [s.pop('elapsed_ms') for s in c['strategies']]; "
     "print(json.dumps({'warm': w and w.__dict__, 'before': before, 'context': c, "
-    "'frozen': [frozen, gc.get_freeze_count()], 'store': p.store.location}))"
+    "'frozen': [frozen, gc.get_freeze_count()], 'files': files}))"
 )
+#: How each kind of process of `_ASSEMBLE_SCRIPT` is named in the steps.
+_PROCESSES = {
+    "warms its pipeline up and": "warm",
+    "without warm-up": "cold",
+    "freezes its own objects, warms its pipeline up and": "frozen",
+}
 
 
 @when(
     'a contextpipe process {how} assembles "{query}" with a budget of {budget:d} in a new process'
 )
 def assemble_in_new_process(context: Context, how: str, query: str, budget: int) -> None:
-    warm = "warm" if how == "warms its pipeline up and" else "cold"
-    assert warm == "warm" or how == "without warm-up", how
+    kind = _PROCESSES[how]
     answer = json.loads(
         _run_in_new_process(
-            context, _ASSEMBLE_SCRIPT, str(context.project), warm, query, str(budget)
+            context, _ASSEMBLE_SCRIPT, str(context.project), kind, query, str(budget)
         )
     )
-    context.assembled_in = {**getattr(context, "assembled_in", {}), warm: answer}
+    context.assembled_in = {**getattr(context, "assembled_in", {}), kind: answer}
 
 
 @then("the warm-up built tiktoken's encoder and resolved the graph before the request")
@@ -459,20 +468,26 @@ def warmed_before(context: Context) -> None:
 )
 def warm_up_read_and_froze(context: Context) -> None:
     warm, cold = context.assembled_in["warm"], context.assembled_in["cold"]
-    store = Path(warm["store"])
-    # SQLite's shared-memory file is mapped, never read, and goes when the pipeline closes.
-    files = [file for file in store.iterdir() if file.is_file() and file.suffix != ".sqlite3-shm"]
-    assert any(file.name == "index.sqlite3" for file in files), f"no index in {store}"
-    size = sum(file.stat().st_size for file in files)
-    assert warm["warm"]["store_bytes"] == size, (
-        f"the warm-up read {warm['warm']['store_bytes']} bytes of the store's {size}"
-        f" ({', '.join(file.name for file in files)})"
+    # SQLite's shared-memory file is mapped, never read.
+    files = {name: size for name, size in warm["files"].items() if not name.endswith("-shm")}
+    assert "index.sqlite3" in files, f"no index among the store's files: {files}"
+    assert warm["warm"]["store_bytes"] == sum(files.values()), (
+        f"the warm-up read {warm['warm']['store_bytes']} bytes of the store's {files}"
     )
     during, after = warm["frozen"]
     # The modules alone are thousands of objects: a handful would mean nothing was frozen.
     assert during > 1000, f"{during} objects were frozen during the request"
     assert after == 0, f"{after} objects stayed frozen after the pipeline closed"
     assert cold["frozen"] == [0, 0], f"a process without warm-up froze {cold['frozen']}"
+
+
+@then(
+    "the objects that process froze before its warm-up were still frozen after the pipeline closed"
+)
+def own_freeze_kept(context: Context) -> None:
+    during, after = context.assembled_in["frozen"]["frozen"]
+    # `gc.unfreeze` leaves none; some die as the pipeline closes, frozen or not.
+    assert after > 1000, f"frozen during the request: {during}, after close: {after}"
 
 
 @then("both contexts are the same, and the process without warm-up never built the encoder")

@@ -14,7 +14,6 @@ says what happened to everything. The store is reached through its protocols onl
 from __future__ import annotations
 
 import gc
-import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ._host_memory import available_memory
 from ._loops import ThreadLoops
 from ._shared_search import with_shared_text
 from .acceptance import CandidateChecks
@@ -486,22 +486,22 @@ class Pipeline:
 
     def warm_up(self) -> WarmUp:
         """Do now what a long-running process would otherwise do inside its first requests:
-        read the store's files into the operating system's cache (as much as half the free
-        memory holds: 0.7 s for 730 MB at 100k fragments), build the configured tokenizer's
-        full encoder (about 0.2 s; until then a process counts its first megabyte of text in
-        pure Python, three times slower) and the store's graph (its edges resolved: seconds
-        at 100k fragments). Then the objects alive, which live as long as the process (its
-        modules, the graph, the vocabulary), are frozen out of garbage collection
-        (`gc.freeze`), so that full collections stop walking them: 25 ms a collection at
-        100k fragments, one in about every 40 requests; `close` gives them back to it.
-        For a service or an agent that answers many requests; a command that answers one
-        should not call it. It changes no answer. A damaged index is a `StoreError`, as in
-        `assemble`.
+        read the store's files into the operating system's cache (as much as half the
+        available memory holds: 0.7 s for 730 MB at 100k fragments), build the configured
+        tokenizer's full encoder (about 0.2 s; until then a process counts its first
+        megabyte of text in pure Python, three times slower) and the store's graph (its
+        edges resolved: seconds at 100k fragments). Then the objects alive, which live as
+        long as the process (its modules, the graph, the vocabulary), are frozen out of
+        garbage collection (`gc.freeze`), so that full collections stop walking them: 25 ms
+        a collection at 100k fragments, one in about every 40 requests; `close` gives them
+        back to it. For a service or an agent that answers many requests; a command that
+        answers one should not call it. It changes no answer. A damaged index is a
+        `StoreError`, as in `assemble`.
         """
         started = time.perf_counter()
         if self.store.exists():
             self.store.check()  # a damaged index is said before it is read
-        store_bytes = self.store.prefetch(_memory_to_spare() // 2)
+        store_bytes = self.store.prefetch(available_memory() // 2)
         store_done = time.perf_counter()
         name = self.settings.tokenizer.name
         warm_up_tokenizer(name)
@@ -512,8 +512,10 @@ class Pipeline:
             graph.neighbours("uko://repo/")  # the first read of any node's edges reads all
             graph_seconds = round(time.perf_counter() - tokenizer_done, 3)
         gc.collect()  # what is garbage now is not frozen with the rest
+        # Unfrozen at `close` only if nothing was frozen before: a pre-fork server's own
+        # freeze is its own.
+        self._froze = self._froze or gc.get_freeze_count() == 0
         gc.freeze()
-        self._froze = True
         warmed = WarmUp(
             name,
             round(tokenizer_done - store_done, 3),
@@ -534,7 +536,8 @@ class Pipeline:
     def close(self) -> None:
         """Release the store's connections, the event loops `assemble` kept and those of
         async strategies, and give the objects `warm_up` froze back to garbage collection
-        (`gc.unfreeze`: all frozen objects of the process, whoever froze them).
+        (`gc.unfreeze`, which unfreezes every frozen object of the process: done only when
+        nothing was frozen before this pipeline's first `warm_up`).
         """
         self.store.close()
         self._executor.close()
@@ -542,14 +545,6 @@ class Pipeline:
         if self._froze:
             gc.unfreeze()
             self._froze = False
-
-
-def _memory_to_spare() -> int:
-    """Bytes of physical memory free now; 0 where the system does not say."""
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return 0
 
 
 def _ms(since: float) -> float:

@@ -18,18 +18,18 @@ _CHUNK = 1 << 20
 
 def read_ahead(paths: Iterable[Path], limit: int) -> int:
     """Read the files of `paths` in order, at most `limit` bytes in all; the bytes read.
-    A path that is no longer a file is passed over (a log a checkpoint removed).
+    A path that cannot be read (gone since it was listed, a folder, no permission) is
+    passed over: reading ahead only saves time later.
     """
     view = memoryview(bytearray(_CHUNK))
     done = 0
     for path in paths:
+        if done >= limit:
+            break
         try:
             with path.open("rb", buffering=0) as file:
-                while done < limit:
-                    count = file.readinto(view[: min(_CHUNK, limit - done)])
-                    if not count:
-                        break
+                while done < limit and (count := file.readinto(view[: min(_CHUNK, limit - done)])):
                     done += count
-        except (FileNotFoundError, IsADirectoryError):
+        except OSError:
             continue
     return done

@@ -922,18 +922,20 @@ class EmbeddedStore:
         )
 
     def prefetch(self, limit: int) -> int:
-        """Read the files of the store's folder, the index's database first, then the rest
+        """Read the files of the live store, the index's database first, then the rest
         (write-ahead logs, vectors and their matrices) by name, at most `limit` bytes in
-        all (see `_read_ahead`); 0 before the first index. Files being written (their names
-        start with a dot) and SQLite's shared-memory files (mapped, never read) are left
-        alone.
+        all (see `_read_ahead`); 0 before the first index. Left alone: files being written
+        (their names start with a dot), SQLite's shared memory (mapped, never read) and
+        damaged vector databases kept aside.
         """
         if not self.exists():
             return 0
         files = [
             path
             for path in self.directory.iterdir()
-            if not path.name.startswith(".") and not path.name.endswith("-shm")
+            if not path.name.startswith(".")
+            and not path.name.endswith("-shm")
+            and ".damaged-" not in path.name
         ]
         files.sort(key=lambda path: (path != self.database, path.name))
         return read_ahead(files, limit)

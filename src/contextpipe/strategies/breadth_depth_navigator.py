@@ -525,11 +525,14 @@ def _edges_ready(graph: GraphView, uri: str, until: float) -> bool:
     done = threading.Event()
 
     def read() -> None:
-        # A failure is left to the walk, whose own read of the edges meets it and has it
-        # reported; raised here, it would only be a stray traceback on stderr.
-        with contextlib.suppress(Exception):
-            graph.neighbours(uri)
-        done.set()
+        # A failure is left to the walks: this request's own read of the edges (or, if it
+        # stopped waiting, the next request's) meets it again and has it reported. Raised
+        # here, it would only be a stray traceback on stderr.
+        try:
+            with contextlib.suppress(Exception):
+                graph.neighbours(uri)
+        finally:
+            done.set()
 
     threading.Thread(target=read, name="navigator-edges", daemon=True).start()
     return done.wait(max(0.0, until - time.perf_counter()))
