@@ -494,8 +494,8 @@ def _steps(
     # Texts only for the steps kept: a large file or a much-called function has hundreds.
     here = _name(graph, walk, uri)
     return [
-        (weight, other, f"{kind} {'←' if forward else '→'} {here}")
-        for weight, other, kind, forward in found[: options.max_neighbours]
+        (weight, other, f"{edge_type} {'←' if forward else '→'} {here}")
+        for weight, other, edge_type, forward in found[: options.max_neighbours]
     ]
 
 
