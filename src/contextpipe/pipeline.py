@@ -343,6 +343,12 @@ class Pipeline:
         """Raise `StoreError`, saying what to run, unless the index exists and is whole."""
         self.store.check()
 
+    def verify_store(self) -> str:
+        """Check the whole store, reading everything (see `Store.verify`): what was
+        checked, or a `StoreError` naming the damage found and what to run.
+        """
+        return self.store.verify()
+
     def stats(self) -> StoreStats:
         """How many files and fragments the store holds."""
         return self.store.stats()
@@ -394,6 +400,8 @@ class Pipeline:
         mark = time.perf_counter()
         outcomes = await self._executor.run(plan.runs, request, backends, deadline)
         timings["strategies"] = _ms(mark)
+        if self.store.exists():
+            self.store.check()  # damage a strategy met fails the request, not just the strategy
 
         mark = time.perf_counter()
         variants = RequestVariants(backends.fragments, request.filters)

@@ -620,6 +620,12 @@ class Store(Protocol):
         """What is wrong with the store, in a few words (None: nothing, or no store)."""
         ...
 
+    def verify(self) -> str:
+        """Check the whole store, reading everything it holds (slow; `index --check`):
+        what was checked, in one line, or a `StoreError` naming the damage and what to run.
+        """
+        ...
+
     def move_aside(self) -> str | None:
         """Keep the current index under another name, so that the next index starts empty;
         returns where it went (None: there was nothing to move).

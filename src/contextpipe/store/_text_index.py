@@ -480,6 +480,34 @@ def read_documents(connection: sqlite3.Connection, by_term: bool = True) -> Docu
     )
 
 
+def verify(connection: sqlite3.Connection) -> int:
+    """Check the whole index (for the store's full check): the snapshot and the pending
+    segments add up (`read_documents`), every snapshot term's postings add up and are in
+    order, every pending term is a known term, and the live fragments are exactly the
+    searchable ones (the FTS5 table's rows). How many there are; a `TextIndexError` else.
+    """
+    found = read_documents(connection, by_term=False)
+    for docs, counts in connection.execute("SELECT docs, counts FROM text_postings"):
+        positions, _ = _postings_arrays(docs, counts, found.snapshot)
+        if np.any(positions[1:] <= positions[:-1]):
+            raise TextIndexError("keyword index: postings out of order")
+    known = np.fromiter(
+        (row[0] for row in connection.execute("SELECT id FROM text_terms")), np.int64
+    )
+    if not np.isin(found.pending.terms, known).all():
+        raise TextIndexError("keyword index: a pending term is not a known term")
+    live = found.rowids[found.live]
+    searchable = np.fromiter(
+        (row[0] for row in connection.execute("SELECT rowid FROM fts ORDER BY rowid")), np.int64
+    )
+    if not np.array_equal(live, searchable):
+        raise TextIndexError(
+            f"keyword index: holds {len(live):,} fragments, the store {len(searchable):,}"
+            " searchable ones"
+        )
+    return len(live)
+
+
 @dataclass(frozen=True)
 class Phrase:
     """A query term of several tokens, left to FTS5."""

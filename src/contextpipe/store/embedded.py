@@ -15,6 +15,7 @@ that says what is wrong and what to run (`index --rebuild` moves the damaged sto
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import weakref
@@ -51,7 +52,16 @@ from ..storage import (
 )
 from ..text import matched_terms, query_terms
 from . import _vectors
-from ._health import damage_text, inspect, is_damage
+from ._health import (
+    clear_damage,
+    damage_text,
+    fault_text,
+    inspect,
+    is_damage,
+    note_damage,
+    noted_damage,
+    rollback,
+)
 from ._read_ahead import read_ahead
 from ._resolution import (
     DECLARED_COLUMNS,
@@ -357,12 +367,39 @@ class EmbeddedStore:
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.database, isolation_level=None, timeout=30.0)
-        connection.execute("PRAGMA foreign_keys = ON")
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
-        # A checkpointed log is cut back to this size, so it never stays large.
-        connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
+        try:
+            connection.execute("PRAGMA foreign_keys = ON")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            # A checkpointed log is cut back to this size, so it never stays large.
+            connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
+        except BaseException:
+            connection.close()
+            raise
         return connection
+
+    def _connect_to_read(self) -> tuple[sqlite3.Connection, bool]:
+        """A connection for reading, and whether the store is read as it is on a disk or
+        in a folder that cannot be written (True). SQLite cannot open a database in
+        write-ahead-log mode there without its shared-memory file: a store with no log
+        (nothing waits in one) is then read as immutable.
+        """
+        try:
+            return self._connect(), False
+        except sqlite3.OperationalError as exc:
+            log = self.database.with_name(self.database.name + "-wal")
+            name = str(getattr(exc, "sqlite_errorname", ""))
+            if (
+                not name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))
+                or os.access(self.directory, os.W_OK)
+                or (log.exists() and log.stat().st_size > 0)
+            ):
+                raise
+        connection = sqlite3.connect(
+            f"{self.database.as_uri()}?immutable=1", uri=True, isolation_level=None
+        )
+        connection.execute("PRAGMA foreign_keys = ON")
+        return connection, True
 
     def _reader(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
@@ -376,7 +413,6 @@ class EmbeddedStore:
                 )
             self._identity = self._identity or self._file_identity()
             connection = self._open_checked()
-            _vectors.attach(connection, self.directory)
             self._local.connection = connection
             self._local.epoch = self._epoch
         return connection
@@ -405,19 +441,22 @@ class EmbeddedStore:
             self._identity = identity
 
     def _open_checked(self) -> sqlite3.Connection:
-        """A connection to a database that passed the cheap checks (see `_health`)."""
+        """A connection to a database that passed the cheap checks (see `_health`), with
+        the vectors attached.
+        """
         with self._damage_reported():
-            connection = self._connect()
+            connection, read_only = self._connect_to_read()
             try:
                 found = inspect(connection, self.database, _SCHEMA, SCHEMA_VERSION)
+                if found.damage is None and not found.empty and found.version == SCHEMA_VERSION:
+                    _vectors.attach(connection, self.directory, read_only)
+                    return connection
             except BaseException:
                 connection.close()
                 raise
-        if found.damage is None and not found.empty and found.version == SCHEMA_VERSION:
-            return connection
         connection.close()
         if found.damage is not None:
-            raise StoreError(_damaged(self.database, found.damage))
+            raise self._damage_found(self.database, found.damage)
         if found.empty:
             raise StoreError(
                 f"{self.directory}: the first index was interrupted before it saved anything;"
@@ -429,10 +468,13 @@ class EmbeddedStore:
         )
 
     def check(self) -> None:
-        """Raise `StoreError` unless the index exists, has this version's layout and passes
-        the cheap damage checks.
+        """Raise `StoreError` unless the index exists, has this version's layout, passes
+        the cheap damage checks and has no damage noted (see `_health`).
         """
         self._reader()
+        noted = noted_damage(self.directory)
+        if noted is not None:
+            raise StoreError(noted)
 
     def damage(self) -> str | None:
         """What is wrong with the store, in a few words (None: nothing found, or no store)."""
@@ -443,7 +485,27 @@ class EmbeddedStore:
         except StoreError as exc:
             return str(exc)
         connection.close()
-        return None
+        return noted_damage(self.directory)
+
+    def verify(self) -> str:
+        """Check the whole store (see `_full_check`): what was checked, in one line, or a
+        `StoreError` naming the damage found, which is noted as a reader's find is. A
+        store found whole has no damage noted any more.
+        """
+        from ._full_check import full_check
+
+        if not self.exists():
+            raise StoreError(f"{self.directory}: no index here; run `contextpipe index PATH` first")
+        connection = self._open_checked()
+        try:
+            with self._damage_reported():
+                checked = full_check(connection, self.directory)
+        finally:
+            connection.close()
+        if checked.damage is not None:
+            raise self._damage_found(checked.damaged_file, checked.damage)
+        clear_damage(self.directory)
+        return checked.summary
 
     def move_aside(self) -> str | None:
         """Rename the store folder to a timestamped sibling, `<name>.damaged-<UTC time>`
@@ -452,7 +514,7 @@ class EmbeddedStore:
         """
         if not self.directory.exists():
             return None
-        label = "damaged" if self.damage() is not None else "previous"
+        label = "damaged" if self._damaged_anywhere() else "previous"
         self.close()
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         target = self.directory.with_name(f"{self.directory.name}.{label}-{stamp}")
@@ -460,7 +522,13 @@ class EmbeddedStore:
         while target.exists():
             attempt += 1
             target = self.directory.with_name(f"{self.directory.name}.{label}-{stamp}-{attempt}")
-        self.directory.rename(target)
+        try:
+            self.directory.rename(target)
+        except OSError as exc:
+            raise StoreError(
+                f"{self.directory}: cannot be moved aside to {target.name} ({exc.strerror});"
+                " it is left as it was"
+            ) from None
         return str(target)
 
     def carry_memory(self, previous: str) -> CarriedMemory:
@@ -480,15 +548,43 @@ class EmbeddedStore:
         left = "; ".join(found.unread) if found.unread else None
         return CarriedMemory(len(found.items), len(found.pins), len(found.uses), left)
 
+    def _damaged_anywhere(self) -> bool:
+        """Whether the cheap checks, a note or the full check find damage (moving the
+        store aside is followed by indexing everything anew: the full check costs little
+        beside that).
+        """
+        if self.damage() is not None:
+            return True
+        try:
+            self.verify()
+        except StoreError:
+            return True
+        return False
+
+    def _damage_found(self, database: Path, what: str) -> StoreError:
+        """The error for damage found in `database` (the index's or the vectors'), noted in
+        the store's folder so that every later command says it too (see `_health`).
+        """
+        message = _damaged(database, what)
+        note_damage(self.directory, message)
+        return StoreError(message)
+
     @contextmanager
-    def _damage_reported(self) -> Generator[None]:
-        """SQLite's errors for a damaged file become one `StoreError` line saying what to do."""
+    def _damage_reported(self, database: Path | None = None) -> Generator[None]:
+        """SQLite's errors for a damaged file (`database`, by default the index's) become
+        one `StoreError` line saying what to do, noted; so do those of a full, read-only or
+        failing disk (`_health.fault_text`).
+        """
         try:
             yield
-        except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
+        except sqlite3.Error as exc:
+            database = database or self.database
+            if is_damage(exc):
+                raise self._damage_found(database, damage_text(exc, database)) from None
+            fault = fault_text(exc, self.directory)
+            if fault is None:
                 raise
-            raise StoreError(_damaged(self.database, damage_text(exc, self.database))) from None
+            raise StoreError(fault) from None
 
     def close(self) -> None:
         """Close this thread's reader connection."""
@@ -505,8 +601,11 @@ class EmbeddedStore:
         An index of an older layout is rebuilt (in the first transaction); a damaged one is a
         `StoreError`.
         """
-        self.directory.mkdir(parents=True, exist_ok=True)
+        noted = noted_damage(self.directory)
+        if noted is not None:
+            raise StoreError(noted)
         with self._damage_reported():
+            self.directory.mkdir(parents=True, exist_ok=True)
             connection = self._connect()
             try:
                 connection.execute("BEGIN IMMEDIATE")
@@ -517,7 +616,7 @@ class EmbeddedStore:
                     writer.flush()
                     resolve_changes(connection)
                 except BaseException:
-                    connection.execute("ROLLBACK")
+                    rollback(connection)
                     raise
                 connection.execute("COMMIT")
                 self._fold_text_index(connection)
@@ -543,7 +642,7 @@ class EmbeddedStore:
                 with self._text_damage_reported():
                     text.fold()
         except BaseException:
-            connection.execute("ROLLBACK")
+            rollback(connection)
             raise
         connection.execute("COMMIT")
 
@@ -555,12 +654,12 @@ class EmbeddedStore:
         try:
             yield
         except TextIndexError as exc:
-            raise StoreError(_damaged(self.database, str(exc))) from None
+            raise self._damage_found(self.database, str(exc)) from None
 
     def _prepare_schema(self, connection: sqlite3.Connection) -> None:
         found = inspect(connection, self.database, _SCHEMA, SCHEMA_VERSION)
         if found.damage is not None:
-            raise StoreError(_damaged(self.database, found.damage))
+            raise self._damage_found(self.database, found.damage)
         if found.version in _UPGRADES:
             for version in range(int(found.version), int(SCHEMA_VERSION)):
                 for step in _UPGRADES[str(version)]:
@@ -973,7 +1072,10 @@ class EmbeddedStore:
             connection.execute("BEGIN")
         try:
             yield
-        finally:
+        except BaseException:
+            rollback(connection)  # what went wrong is the error to say, not the end of a read
+            raise
+        with self._damage_reported():
             connection.execute("COMMIT")
 
     def generation(self) -> int:
@@ -993,7 +1095,11 @@ class EmbeddedStore:
         """Keep a value derived from the store at `generation` (see `remembered`), unless a
         writer has changed the store since or holds it now: it is only a shortcut.
         """
-        connection = self._connect()
+        try:
+            connection = self._connect()
+        except sqlite3.OperationalError as exc:  # a read-only store
+            logger.debug("not remembered", key=key, reason=str(exc))
+            return
         try:
             connection.execute("PRAGMA busy_timeout = 0")
             connection.execute("BEGIN IMMEDIATE")
@@ -1004,7 +1110,7 @@ class EmbeddedStore:
                     (f"remembered:{key}", f"{generation}:{value}"),
                 )
             connection.execute("COMMIT")
-        except sqlite3.OperationalError as exc:  # busy, or a read-only store
+        except sqlite3.OperationalError as exc:  # busy, a read-only store or a full disk
             logger.debug("not remembered", key=key, reason=str(exc))
         finally:
             connection.close()
