@@ -255,7 +255,7 @@ def _inner_pages(database: Path, name: str) -> list[int]:
     return inner
 
 
-@when('a page inside {name} of the {database} database is overwritten (seed {seed:d})')
+@when("a page inside {name} of the {database} database is overwritten (seed {seed:d})")
 def overwrite_page(context: Context, name: str, database: str, seed: int) -> None:
     """Random bytes over one page of `name` (a table or an index) that the cheap checks do
     not read, chosen with `seed`, as a disk that writes a sector wrongly leaves it.
