@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import signal
 import sqlite3
@@ -14,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 from behave import given, step, then, when
 from behave.runner import Context
 from hypothesis import assume, settings
@@ -433,18 +433,28 @@ _SAVED = {
 
 @when("the saved {file} of the store is written over with random values (seed {seed:d})")
 def saved_written_over(context: Context, file: str, seed: int) -> None:
-    """Random bytes over the second half of the file (its header left as it was, so that it
-    still reads as a matrix, the row ids or an index), its size unchanged.
+    """Random values in place of a saved array's (vectors of the same shape, row ids in the
+    same range), or random bytes over the second half of the index: each still reads as
+    what it was, its size unchanged.
     """
     context.first_answer = result(context)
     folder = _store_folder(context)
     pipeline(context).close()
     context.pipeline = None
     (path,) = folder.glob(_SAVED[file])
+    generator = np.random.default_rng(seed)
+    if path.suffix == ".npy":
+        saved = np.load(path, mmap_mode="r+")
+        if saved.dtype == np.float32:
+            saved[:] = generator.standard_normal(saved.shape)
+        else:
+            saved[:] = generator.integers(saved.min(), saved.max() + 1, saved.shape)
+        saved.flush()
+        return
     size = path.stat().st_size
     with path.open("r+b") as out:
         out.seek(size // 2)
-        out.write(random.Random(seed).randbytes(size - size // 2))
+        out.write(generator.bytes(size - size // 2))
 
 
 @then("the context and its reasons are those of the first answer")
