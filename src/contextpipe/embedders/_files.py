@@ -138,18 +138,32 @@ class ModelPackage:
 @lru_cache(maxsize=8)
 def _recorded_hashes(folder: Path, package: str) -> Mapping[Path, str]:
     """The hashes (`mode=base64`, as `RECORD` writes them) of the files of `package`, by
-    path, that its installer recorded in a `.dist-info` folder beside `folder` (the
-    package's top module); none when there is none there. Read once per process.
+    path, that its installer recorded in its `.dist-info` folder beside `folder` (the
+    package's top module), found by its name (`<name>-<version>.dist-info`, the name
+    normalised) without reading any other package's metadata; none when there is none
+    there. Read once per process.
     """
-    wanted = re.sub(r"[-_.]+", "-", package).lower()
-    for found in importlib.metadata.distributions(path=[str(folder.parent)]):
-        if re.sub(r"[-_.]+", "-", found.metadata["Name"] or "").lower() == wanted:
-            return {
-                Path(str(found.locate_file(entry))): f"{entry.hash.mode}={entry.hash.value}"
-                for entry in found.files or ()
-                if entry.hash is not None
-            }
-    return {}
+    wanted = _normalised(package)
+    try:
+        found = [
+            entry
+            for entry in folder.parent.iterdir()
+            if entry.suffix == ".dist-info" and _normalised(entry.name.split("-")[0]) == wanted
+        ]
+    except OSError:
+        return {}
+    if len(found) != 1:
+        return {}  # none, or several versions side by side: which one installed it is unknown
+    distribution = importlib.metadata.PathDistribution(found[0])
+    return {
+        Path(str(distribution.locate_file(entry))): f"{entry.hash.mode}={entry.hash.value}"
+        for entry in distribution.files or ()
+        if entry.hash is not None
+    }
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def weights_digest(weights: ModelFile) -> str:

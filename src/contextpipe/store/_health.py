@@ -57,8 +57,8 @@ def fault_text(error: sqlite3.Error, directory: Path) -> str | None:
         )
     if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or name == "SQLITE_AUTH":
         return (
-            f"{directory}: the store cannot be written ({error}); queries can read it, but"
-            " index, remember, pin and forget need a folder they can write to"
+            f"{directory}: the store cannot be written ({error}); index, remember, pin and"
+            " forget need a folder they can write to"
         )
     if name.startswith("SQLITE_IOERR"):
         return f"{directory}: the disk failed to read or write the store ({error})"

@@ -604,8 +604,11 @@ class EmbeddedStore:
         noted = noted_damage(self.directory)
         if noted is not None:
             raise StoreError(noted)
-        with self._damage_reported():
+        try:
             self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.directory}: cannot be made ({exc.strerror})") from None
+        with self._damage_reported():
             connection = self._connect()
             try:
                 connection.execute("BEGIN IMMEDIATE")
