@@ -7,12 +7,13 @@ import re
 import sqlite3
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from urllib.parse import unquote
 
 from behave import given, then, when
 from behave.runner import Context
 from testkit import assemble, pipeline, result, set_mtime, write_files
 
-from contextpipe import Candidate, ContextRequest, RequestFilters, StrategySelection
+from contextpipe import Candidate, ContextRequest, RequestFilters, RequestScope, StrategySelection
 from contextpipe.strategies.recency import RecencyOptions, RecencyStrategy
 from contextpipe.strategies.tiered import TieredOptions, TieredStrategy
 
@@ -31,13 +32,13 @@ def _retrieve(
     registered = pipeline(context).strategy(name)
     assert registered is not None, f"{name} is not installed"
     chosen = strategy or registered.strategy
-    backends = pipeline(context).store.backends()
+    backends = pipeline(context).store.backends(request.scope)
     context.request = request
     context.candidates = list(chosen.retrieve(request, backends, request.budget))  # type: ignore[attr-defined]
 
 
 def _item_id(candidate: Candidate) -> str:
-    return candidate.fragment.source.path.rsplit("/", 1)[-1]
+    return unquote(candidate.fragment.source.path.rsplit("/", 1)[-1])
 
 
 # -- recency ---------------------------------------------------------------------------------
@@ -178,11 +179,11 @@ def index_run_holds(context: Context) -> None:
 @when('session "{session}"\'s use of "{uri}" is logged while the thread reads one snapshot')
 def log_inside_snapshot(context: Context, session: str, uri: str) -> None:
     store = pipeline(context).store
-    sessions = store.backends().sessions
+    sessions = store.backends(RequestScope(session=session)).sessions
     assert sessions is not None, "the store offers no session tiers"
     try:
         with store.snapshot():
-            sessions.record_use(session, [uri])
+            sessions.record_use([uri])
             context.snapshot_error = ""
     except Exception as exc:  # the snapshot's end is what is checked
         context.snapshot_error = f"{type(exc).__name__}: {exc}"
@@ -280,5 +281,5 @@ def tiered_reasons(context: Context) -> None:
 
 @then('tiered puts the memory in the tiers "{tiers}"')
 def memory_tiers(context: Context, tiers: str) -> None:
-    found = [tier for path, tier in _tiered_paths(context) if path.startswith("memory:")]
+    found = [tier for path, tier in _tiered_paths(context) if path.startswith("uko://memory/")]
     assert found == [t.strip() for t in tiers.split(",")], _tiered_paths(context)

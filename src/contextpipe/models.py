@@ -137,6 +137,33 @@ class RequestFilters(BaseModel):
     )
 
 
+class RequestScope(BaseModel):
+    """Who a request serves, and so whose memory its reads may see: files and global
+    memory always; one session's memory when it names that session, one user's when it
+    names that user. The pipeline fixes it when it opens the request's read views
+    (`Store.backends`); the store applies it to every read, and a strategy's filters can
+    only narrow it (`narrow`).
+    """
+
+    model_config = _FROZEN
+
+    session: str | None = None
+    user: str | None = None
+
+    def narrow(self, filters: RequestFilters | None) -> RequestFilters:
+        """`filters` within this scope: a session or user they name stays only when it is
+        this scope's own, any other is dropped (its memory is not seen); None is the
+        scope's own filters.
+        """
+        if filters is None:
+            return RequestFilters(session=self.session, user=self.user)
+        session = filters.session if filters.session == self.session else None
+        user = filters.user if filters.user == self.user else None
+        if (session, user) == (filters.session, filters.user):
+            return filters
+        return filters.model_copy(update={"session": session, "user": user})
+
+
 class ContextRequest(BaseModel):
     """What the caller asks for."""
 
@@ -206,6 +233,11 @@ class ContextRequest(BaseModel):
         if not value.strip():
             raise ValueError("query must contain some text")
         return value
+
+    @property
+    def scope(self) -> RequestScope:
+        """Who asks: the scope the store holds every read of this request to."""
+        return RequestScope(session=self.session, user=self.user)
 
 
 StrategyStatus = Literal["ok", "timeout", "skipped", "error"]

@@ -39,7 +39,14 @@ from .errors import ConfigError, ContextpipeError, EmbedderError, StoreError, va
 from .executor import PlannedRun, RetrievalMemo, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
 from .logs import configure_logging, is_configured, logger
-from .models import AssembledContext, ContextFragment, ContextRequest, DroppedRow, StrategyReport
+from .models import (
+    AssembledContext,
+    ContextFragment,
+    ContextRequest,
+    DroppedRow,
+    RequestScope,
+    StrategyReport,
+)
 from .packing import Packer, PackingCache, PackingPolicy
 from .planning import Planner
 from .registry import (
@@ -385,7 +392,7 @@ class Pipeline:
         request = self.request(request_or_query, **fields)
         tokenizer = get_tokenizer(request.tokenizer or self.settings.tokenizer.name)
         packer = self._packer(renderer_for(request.output), tokenizer)
-        backends = self._backends()
+        backends = self._backends(request.scope)
         timings: dict[str, float] = {}
 
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
@@ -415,22 +422,20 @@ class Pipeline:
         )
         if request.session is not None and backends.sessions is not None:
             # The tiered strategy's warm tier: what this session was given lately.
-            backends.sessions.record_use(
-                request.session, [fragment.uko_uri for fragment in context.fragments]
-            )
+            backends.sessions.record_use([fragment.uko_uri for fragment in context.fragments])
         log_assembly(context)
         return context
 
-    def _backends(self) -> Backends:
-        """The store's capabilities, with vector search when an enabled strategy needs it
-        (loading the embedding model is not free).
+    def _backends(self, scope: RequestScope) -> Backends:
+        """The store's capabilities for one request, bound to its scope, with vector search
+        when an enabled strategy needs it (loading the embedding model is not free).
         """
-        backends = with_shared_text(self.store.backends())
+        backends = with_shared_text(self.store.backends(scope))
         if not self._wants_vectors():
             return backends
         if not self.settings.embedding.enabled:
             return without_vectors(backends, DISABLED)
-        return with_vectors(backends, self.store, self.embedder)
+        return with_vectors(backends, self.store, self.embedder, scope)
 
     def _wants_vectors(self) -> bool:
         """Whether an enabled strategy needs vector search."""

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import cast
+from urllib.parse import quote, unquote
 
 from contextpipe import (
     ContextpipeError,
@@ -315,7 +316,8 @@ def _series(
     scored: list[tuple[int, dict[int, float]]] = []
     ran, why = strategy is None, None
     for conversation in conversations:
-        prefix = f"memory:{MemoryScope.USER.value}/{conversation.user}/"
+        # A memory item's stored path is its node URI: owner and id percent-quoted.
+        prefix = f"uko://memory/{MemoryScope.USER.value}/{quote(conversation.user, safe='')}/"
         for number, question in enumerate(conversation.questions, start=1):
             context = pipeline.assemble(
                 question.text,
@@ -326,7 +328,7 @@ def _series(
                 as_of=conversation.last_session,
             )
             turns = (f.source.path for f in context.fragments if f.source.path.startswith(prefix))
-            ranking = list(dict.fromkeys(path.removeprefix(prefix) for path in turns))
+            ranking = list(dict.fromkeys(unquote(path.removeprefix(prefix)) for path in turns))
             scored.append((question.category, _recalls(ranking, question.evidence)))
             for report in context.strategies:
                 if report.name == strategy:
