@@ -147,6 +147,16 @@ Feature: Memory items: notes and conversations with a time and a scope
     When session "s-bob" asks the navigator alone for "vault key" focused on "memory alice-1"
     Then the context holds no memory
 
+  Scenario: Memory of any year is kept, in order of time
+    # Nanoseconds since 1970 overflowed outside 1677-2262: a traceback, and nothing kept.
+    Given the memory items:
+      | text                                  | session | user | at               |
+      | The charter of the guild was sealed   | s-1     |      | 1500-03-01T10:00 |
+      | The guild charter is renewed again    | s-1     |      | 2300-03-01T10:00 |
+    When I ask for "guild charter" within 500 tokens as session "s-1"
+    Then the context holds 2 memory fragment
+    And the newest memory of session "s-1" reads "[2300-03-01 10:00] The guild charter is renewed again"
+
   Scenario: Remembering the same item twice keeps it once
     Given the memory items:
       | text                    | session | user | at               |

@@ -171,6 +171,14 @@ def stored_under_uris(context: Context) -> None:
     assert not misplaced and not orphans, (misplaced, orphans)
 
 
+@then('the newest memory of session "{session}" reads "{text}"')
+def newest_memory(context: Context, session: str, text: str) -> None:
+    sessions = pipeline(context).store.backends(RequestScope(session=session)).sessions
+    assert sessions is not None
+    newest = sessions.recent_memory(1, RequestFilters(session=session))
+    assert [f.text for f in newest] == [text], [f.text for f in newest]
+
+
 @then("the context holds {count:d} memory fragment")
 def memory_fragment_count(context: Context, count: int) -> None:
     assert len(_memory_texts(context)) == count, _memory_texts(context)

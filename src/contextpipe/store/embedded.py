@@ -1141,10 +1141,11 @@ class StoreWriter:
         if path != node.uri or not path.startswith(MEMORY_URI_PREFIX):
             raise ValueError(f"memory item {item.id!r}: its stored path must be its node URI")
         text = fragment.fragment.text
-        moment = item.at if item.at.tzinfo is not None else item.at.replace(tzinfo=UTC)
+        # Its time is in `memory.at` (any year): nanoseconds since 1970 overflow SQLite's
+        # integers outside 1677-2262.
         stored = StoredFile(
             len(text.encode()),
-            int(moment.timestamp() * 1_000_000_000),
+            0,
             fragment.fragment.content_hash,
             fragment.fragment.metadata.get("tokenizer", ""),
         )
