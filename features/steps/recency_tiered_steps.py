@@ -137,6 +137,42 @@ def files_about_budgets(context: Context, path: str, moment: str, number: int = 
     set_mtime(context.project / path, _moment(moment))
 
 
+@given('the file "{path}" about the deploy freeze modified at "{moment}"')
+def file_about_freeze(context: Context, path: str, moment: str) -> None:
+    write_files(context.project, {path: f"# Freeze\n\nThe deploy freeze, as of {moment}.\n"})
+    set_mtime(context.project / path, _moment(moment))
+
+
+@then(
+    'a request about "{query}" as of "{moment}" holds nothing from after it, with each'
+    ' strategy alone and with the default mix, and holds "{expected}"'
+)
+def nothing_after(context: Context, query: str, moment: str, expected: str) -> None:
+    as_of = _moment(moment)
+    names = [None, *(registered.strategy.name for registered in pipeline(context).strategies)]
+    for name in names:
+        selection = None if name is None else {name: StrategySelection()}
+        assemble(context, query, budget=3000, as_of=as_of, strategies=selection)
+        later = [
+            f.source.path
+            for f in result(context).fragments
+            if f.source.modified_at is None or f.source.modified_at > as_of
+        ]
+        assert not later, f"{name or 'the mix'} gave {later}, from after {moment}"
+        if name is None:
+            # A strategy that drops the request's as_of from its filters is held to it.
+            backends = pipeline(context).store.backends(RequestScope(as_of=as_of))
+            assert backends.text is not None and backends.timeline is not None
+            read = [h.fragment for h in backends.text.search(query, 100, RequestFilters())]
+            read += backends.timeline.recent(100, RequestFilters())
+            later = [f.source.path for f in read if (f.source.modified_at or as_of) > as_of]
+            assert not later, f"reads without as_of in their filters gave {later}"
+            found = {unquote(f.source.path).rsplit("/", 1)[-1] for f in result(context).fragments}
+            found |= {f.source.path for f in result(context).fragments}
+            wanted = {item.strip() for item in expected.split(",")}
+            assert wanted <= found, f"the mix gave {sorted(found)}"
+
+
 @then("recency proposes nothing")
 def proposes_nothing(context: Context) -> None:
     assert context.candidates == [], context.candidates

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from .._memo import BoundedMemo
 from ..models import ContextFragment, RequestFilters, RequestScope
 from ..storage import TextHit, VectorCoverage, VectorHit
-from ._rows import HIDDEN_MEMORY
+from ._rows import HIDDEN_MEMORY, narrows
 from ._search_memo import SearchMemo
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ class ScopedVectors:
     ) -> list[VectorHit]:
         """The most similar full texts the request may see first, ties by id."""
         filters = self._scope.narrow(filters)
-        if filters.paths or filters.kinds:  # the filter's row ids apply the scope
+        if narrows(filters):  # the filter's row ids apply the scope
             return list(self._inner.nearest(vector, limit, filters))
         hidden = self._hidden.of(filters)
         if len(hidden) > limit:

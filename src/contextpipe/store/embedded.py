@@ -65,7 +65,17 @@ from ._resolution import (
     resolve_changes,
     stored_resolution,
 )
-from ._rows import FRAGMENT_COLUMNS, HIDDEN_MEMORY, SEEN_FRAGMENTS, as_fragment, filter_sql, utc
+from ._rows import (
+    FRAGMENT_COLUMNS,
+    HIDDEN_MEMORY,
+    SEEN_FRAGMENTS,
+    ScopeSql,
+    as_fragment,
+    filter_sql,
+    narrows,
+    scope_sql,
+    utc,
+)
 from ._scope import HiddenMemory, RequestReads, ScopedVectors
 from ._search_memo import Ranked, SearchMemo
 from ._sessions import EmbeddedSessions
@@ -654,13 +664,13 @@ class EmbeddedStore:
         hashes = {fragment.id: fragment.content_hash for fragment in fragments}
         if not hashes:
             return {}
-        scope = (filters.session, filters.user) if filters is not None else (None, None)
+        seen, params = scope_sql(filters)
         rows = self._query(
             "SELECT fragments.id, fragments.content_hash, fragments.token_count"
             " FROM fragments JOIN files ON files.path = fragments.path"
             " WHERE fragments.id IN (SELECT value FROM json_each(?)) AND files.tokenizer = ?"
-            f" AND {SEEN_FRAGMENTS}",
-            (json.dumps(sorted(hashes)), tokenizer, *scope),
+            f" AND {seen}",
+            (json.dumps(sorted(hashes)), tokenizer, *params),
         )
         return {
             str(content_hash): int(tokens)
@@ -672,7 +682,8 @@ class EmbeddedStore:
         self, uko_uri: str, filters: RequestFilters | None = None
     ) -> list[ContextFragment]:
         """Every stored depth of one node, deepest first; none when the node is memory the
-        request of `filters` may not see (None: a request naming no session and no user).
+        request of `filters` may not see, or was modified after their `as_of` (None: a
+        request naming no session and no user).
         """
         return self.variants_many((uko_uri,), filters).get(uko_uri, [])
 
@@ -684,17 +695,17 @@ class EmbeddedStore:
         if memo is None:
             memo = self._local.variants = VariantsMemo()
         version = self._query("PRAGMA data_version")[0][0]
-        scope = (filters.session, filters.user) if filters is not None else (None, None)
-        return memo.get(list(uko_uris), scope, version, self._read_variants)
+        return memo.get(list(uko_uris), scope_sql(filters), version, self._read_variants)
 
     def _read_variants(
-        self, uko_uris: Sequence[str], scope: tuple[str | None, str | None]
+        self, uko_uris: Sequence[str], scope: ScopeSql
     ) -> dict[str, list[tuple[object, ...]]]:
+        seen, params = scope
         rows = self._query(
             f"SELECT {FRAGMENT_COLUMNS} FROM fragments"
             " WHERE uri IN (SELECT value FROM json_each(?))"
-            f" AND {SEEN_FRAGMENTS} ORDER BY uri, depth DESC",
-            (json.dumps(list(uko_uris)), *scope),
+            f" AND {seen} ORDER BY uri, depth DESC",
+            (json.dumps(list(uko_uris)), *params),
         )
         found: dict[str, list[tuple[object, ...]]] = {}
         for row in rows:
@@ -720,7 +731,7 @@ class EmbeddedStore:
 
         plan = list(query_plan(terms))
         where, params = filter_sql(filters)
-        narrowed = bool(filters.paths or filters.kinds)
+        narrowed = narrows(filters)
         with self.snapshot():
             view = self._text_view()
 
