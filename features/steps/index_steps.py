@@ -9,7 +9,7 @@ from behave import given, step, then, when
 from behave.runner import Context
 from testkit import assemble, index_project, index_summary, pipeline, report, result, write_files
 
-from contextpipe import ContextpipeError, ContextRequest, RequestFilters, get_tokenizer
+from contextpipe import ContextpipeError, ContextRequest, RequestFilters, Skipped, get_tokenizer
 from contextpipe.store import embedded
 
 
@@ -266,3 +266,45 @@ def ask_filtered(context: Context, query: str, budget: int, paths: str, kinds: s
 def all_from(context: Context, path: str, kind: str) -> None:
     found = {(f.source.path, f.source.kind) for f in result(context).fragments}
     assert found <= {(path, kind)}, found
+
+
+@when('"{folder}" is indexed while "{path}" {change} between the walk and its reading')
+def index_while_changing(context: Context, folder: str, path: str, change: str) -> None:
+    """The change happens when the run is told how many files the walk found: after the
+    walk, before any file is read (deterministic, where a real edit would race the run).
+    """
+    target = context.project / path
+
+    def act() -> None:
+        before = target.stat()
+        if change == "vanishes":
+            target.unlink()
+        elif change == "changes":
+            target.write_text("The first paragraph now mentions okapis.\n", encoding="utf-8")
+            os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 2_000_000_000))
+        else:
+            assert change == "becomes a folder", change
+            target.unlink()
+            target.mkdir()
+
+    class ChangingAfterTheWalk:
+        def started(self, root: str, total: int) -> None:
+            act()
+
+        def file(self, relpath: str) -> None:
+            pass
+
+    context.index_error = None
+    try:
+        (context.summary,) = pipeline(context).index(
+            [context.project / folder], ChangingAfterTheWalk()
+        )
+    except ContextpipeError as exc:
+        context.index_error = exc
+
+
+@then('the index run skipped "{path}" as "{reason}" and indexed {indexed:d} files')
+def skipped_as(context: Context, path: str, reason: str, indexed: int) -> None:
+    summary = index_summary(context)
+    assert Skipped(path, reason) in summary.skipped_files, summary.skipped_files
+    assert summary.indexed == indexed, summary

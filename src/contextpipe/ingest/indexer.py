@@ -42,7 +42,7 @@ from ._workers import worker_pool
 from .history import Revision, git_revisions
 from .nodes import FileNodes, Node, file_nodes
 from .paths import RootCover
-from .walk import SkippedFolder, SourceFile, WalkRules, walk
+from .walk import SkippedFolder, SourceFile, Unread, WalkRules, read_source, walk
 
 _BINARY_SNIFF_BYTES = 8192
 _BINARY_REASON = "binary or not UTF-8"
@@ -271,7 +271,10 @@ class _FileIngest:
             )
             self._skip(source, too_large, remember)
             return None
-        data = source.path.read_bytes()
+        data = read_source(source)
+        if isinstance(data, Unread):
+            self._skip(source, data.reason)  # what the store holds of it stays as it was
+            return None
         digest = hashlib.sha256(data).hexdigest()
         current = StoredFile(source.size, source.mtime_ns, digest, self._tokenizer)
         if stored and (stored.sha256, stored.tokenizer) == (digest, self._tokenizer):
