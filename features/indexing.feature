@@ -292,6 +292,29 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     Then the index run indexed 1 files, found 2 unchanged and removed 0
     And searching for "okapis" finds "uko://doc/docs/notes.txt#paragraph-1"
 
+  Scenario Outline: Indexing from a Python script never runs the script again, <guard>
+    Given a folder "big" of 48 markdown files, 4.5 MB in all: enough for worker processes
+    And a script "index_big.py" that notes each run of its module code, then indexes "big", <guard>
+    When I run the script
+    Then it succeeded, its module code ran once, and worker processes parsed the files
+    And the store holds the 48 files of "big"
+
+    Examples:
+      | guard                                       |
+      | at module level, as the README does         |
+      | under an `if __name__ == "__main__":` guard |
+
+  Scenario Outline: Indexing ended by <signal> while worker processes parse leaves no process behind and says nothing
+    Given a folder "big" of 48 markdown files, 4.5 MB in all: enough for worker processes
+    And a script "index_big.py" that indexes "big" and sends itself <signal> when it writes the first parsed file
+    When I run the script
+    Then it was ended by <signal>, and once every process it started had ended, its stderr was empty
+
+    Examples:
+      | signal  |
+      | SIGKILL |
+      | SIGTERM |
+
   Scenario: Touching a file without changing it does not re-index it
     Given the folder "docs" is indexed
     When I touch "docs/guide.md"

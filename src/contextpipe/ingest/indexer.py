@@ -38,7 +38,7 @@ from ..storage import (
     StoredFile,
 )
 from ..tokenizers import Tokenizer, get_tokenizer
-from ._workers import worker_pool
+from ._workers import run_in_workers
 from .history import Revision, git_revisions
 from .nodes import FileNodes, Node, file_nodes
 from .paths import RootCover
@@ -396,8 +396,8 @@ def _analyse_all(
     if workers < 2 or sum(len(job.text) for job in jobs) < _POOL_MIN_BYTES:
         yield from (_analyse(*argument) for argument in arguments)
         return
-    with worker_pool(workers) as pool:
-        yield from pool.map(_analyse, *zip(*arguments, strict=True), chunksize=8)
+    logger.info("parsing in worker processes", workers=workers, files=len(jobs))
+    yield from run_in_workers(_analyse, arguments, workers, batch=8)
 
 
 def _decode(data: bytes) -> str | None:
