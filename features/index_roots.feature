@@ -194,3 +194,14 @@ Feature: Each indexed root keeps its own files; what is indexed is what was name
       | docs/guide.md     |
       | src/app.py        |
     And every stored fragment's token count is its o200k_base count
+
+  Scenario Outline: Naming something that is not a regular file or a folder is a one-line error, and nothing is read
+    Given a FIFO "docs/pipe" that no process writes to
+    When I run "contextpipe index <path>"
+    Then the command fails with one line on stderr naming "<path>: not a regular file or a folder"
+    And the project has no store
+
+    Examples:
+      | path      |
+      | docs/pipe |
+      | /dev/zero |

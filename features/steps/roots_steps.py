@@ -5,6 +5,7 @@ project; in tables their stored names start with `<outside>/`.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from contextlib import closing
@@ -312,3 +313,15 @@ def layout_3(context: Context) -> None:
             INSERT INTO meta(key, value) VALUES ('tokenizer', 'o200k_base');
             """,
     )
+
+
+@given('a FIFO "{path}" that no process writes to')
+def fifo(context: Context, path: str) -> None:
+    target = context.project / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(target)
+
+
+@then("the project has no store")
+def no_store(context: Context) -> None:
+    assert not (context.project / ".contextpipe").exists(), "a store was made"

@@ -199,13 +199,18 @@ class Pipeline:
 
     def index_roots(self, paths: Iterable[str | Path]) -> list[Path]:
         """The roots `index(paths)` brings up to date: each path resolved (a folder, or
-        exactly one file); a path that does not exist is an error.
+        exactly one regular file); a path that does not exist, or is neither (a FIFO, a
+        device), is an error.
         """
         roots: list[Path] = []
         for raw in paths:
             root = Path(raw).resolve()
             if not root.exists():
                 raise ContextpipeError(f"{raw}: no such file or directory")
+            if not (root.is_dir() or root.is_file()):
+                raise ContextpipeError(
+                    f"{raw}: not a regular file or a folder; index reads only those"
+                )
             roots.append(root)
         return roots
 
