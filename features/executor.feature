@@ -35,6 +35,15 @@ Feature: Running strategies under deadlines, each in isolation
       | calls sys.exit(3)                           | can_handle | can_handle raised SystemExit: 3                        |
       | raises an exception whose message is broken | retrieve   | UnreadableError (its message could not be read)             |
       | raises an exception whose message is broken | can_handle | can_handle raised UnreadableError (its message could not be read) |
+      | raises KeyboardInterrupt                    | retrieve   | KeyboardInterrupt                                      |
+      | raises KeyboardInterrupt                    | can_handle | can_handle raised KeyboardInterrupt                    |
+
+  Scenario: An async strategy that raises KeyboardInterrupt is reported as an error, and the request goes on
+    # A plugin's exceptions are its own: only the user's Ctrl-C stops a command.
+    Given an async strategy "rogue" that raises KeyboardInterrupt in retrieve
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "rogue" says error with a reason mentioning "KeyboardInterrupt"
+    And the context holds the fragment "split"
 
   Scenario: A strategy that blocks past its deadline times out, and the request returns promptly
     Given a strategy "stuck" that hangs for 3 seconds

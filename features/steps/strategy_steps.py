@@ -103,6 +103,8 @@ class UnreadableError(Exception):
 def _misbehave(misbehaviour: str) -> None:
     if misbehaviour == "calls sys.exit(3)":
         sys.exit(3)
+    if misbehaviour == "raises KeyboardInterrupt":
+        raise KeyboardInterrupt
     assert misbehaviour == "raises an exception whose message is broken", misbehaviour
     raise UnreadableError
 
@@ -114,6 +116,15 @@ def strategy_misbehaving(context: Context, name: str, misbehaviour: str) -> None
         return []
 
     _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('an async strategy "{name}" that {misbehaviour} in retrieve')
+def async_strategy_misbehaving(context: Context, name: str, misbehaviour: str) -> None:
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        _misbehave(misbehaviour)
+        return []
+
+    _add(context, ScriptedAsyncStrategy(name, behaviour))
 
 
 @given('a strategy "{name}" that {misbehaviour} in can_handle')

@@ -8,9 +8,11 @@ daemon thread of its own, so a strategy that blocks its loop (`time.sleep` in as
 holds up only itself (`_threads` keeps those threads and loops). That its answer is a
 list of candidates is also checked there, within its deadline; what each candidate may
 be, and how much of the list is packed first, is `acceptance`'s business. Whatever a
-strategy does (raise, hang, block, ignore its cancellation, return the wrong types)
-becomes a `StrategyReport`; it never fails the request, which answers within its deadline
-plus the time acceptance, fusion and packing take.
+strategy does (raise anything, `SystemExit` and `KeyboardInterrupt` included, hang, block,
+ignore its cancellation, return the wrong types) becomes a `StrategyReport`; it never fails
+the request, which answers within its deadline plus the time acceptance, fusion and
+packing take. (The user's Ctrl-C interrupts the main thread, where no plugin code runs:
+it still stops the command.)
 """
 
 from __future__ import annotations
@@ -126,17 +128,13 @@ class _PluginError(Exception):
     """
 
 
-#: What a strategy method may raise that is reported, not passed on: `sys.exit()` in a
-#: plugin ends neither the request nor the process.
-_RAISED = (Exception, SystemExit)
-
-
 def _described(exc: BaseException) -> str:
-    """`Type: message`, or just the type when the message cannot be made."""
+    """`Type: message`; just the type when there is no message, or it cannot be made."""
     try:
-        return f"{type(exc).__name__}: {exc}"
+        message = str(exc)
     except Exception:
         return f"{type(exc).__name__} (its message could not be read)"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _answer_of(raw: object) -> _Accepted:
@@ -220,7 +218,7 @@ class _Call:
             return self._check(raw)
         except _ContractError:
             raise
-        except _RAISED as exc:
+        except BaseException as exc:  # on a worker: whatever it raises is its own
             raise _PluginError(_described(exc)) from None
 
     async def awaited(self) -> _Accepted:
@@ -228,15 +226,25 @@ class _Call:
             return self._check(await cast(Awaitable[object], self._retrieve()))
         except _ContractError:
             raise
-        except _RAISED as exc:
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError) and _cancelled():
+                raise  # at its deadline: the task must end cancelled
             raise _PluginError(_described(exc)) from None
+
+
+def _cancelled() -> bool:
+    """Whether the running task is being cancelled (rather than its code raising
+    `CancelledError` of its own accord).
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _confidence(strategy: ContextStrategy, request: ContextRequest, backends: Backends) -> float:
     """On a worker: `can_handle`'s answer as a float (converting it runs plugin code too)."""
     try:
         answer: object = strategy.can_handle(request, backends)
-    except _RAISED as exc:
+    except BaseException as exc:  # on a worker: whatever it raises is its own
         raise _PluginError(f"can_handle raised {_described(exc)}") from None
     try:
         return float(cast(Any, answer))
@@ -244,7 +252,7 @@ def _confidence(strategy: ContextStrategy, request: ContextRequest, backends: Ba
         raise _ContractError(
             f"can_handle returned {reprlib.repr(answer)}, expected a value in [0, 1]"
         ) from None
-    except _RAISED as exc:
+    except BaseException as exc:
         raise _PluginError(f"can_handle's answer raised {_described(exc)}") from None
 
 
