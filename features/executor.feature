@@ -61,6 +61,35 @@ Feature: Running strategies under deadlines, each in isolation
     And the report of "steady" says ok
     And the context holds the fragment "split"
 
+  Scenario Outline: A strategy that <hangs> is quarantined after three hangs, and holds no more threads
+    # A call given up on at its deadline cannot be killed: it holds its worker thread (an
+    # async one, a task on its own loop, or its place in the loop's queue when the first
+    # blocked the loop) until it returns. After three such calls the strategy is neither
+    # asked nor run until one of them returns, so a hung plugin costs a long-running
+    # process three threads, not one per request.
+    Given a strategy "stuck" that <hangs>
+    When I ask for "how is the budget split?" within 500 tokens 6 times with a deadline of 1000 ms
+    Then the report of "stuck" says skipped with a reason mentioning "quarantined: 3 of its calls hung past their deadlines and have not returned"
+    And "stuck" was called <called> times, and none of its calls returned
+    And the report of "steady" says ok
+    And the context holds the fragment "split"
+
+    Examples:
+      | hangs                                                  | called |
+      | never returns from retrieve                            | 3      |
+      | never returns from can_handle                          | 3      |
+      | never returns from an async retrieve, cancelled or not | 3      |
+      | blocks its event loop for good                         | 1      |
+
+  Scenario: A quarantined strategy runs again once one of its hung calls returns
+    Given a strategy "stuck" that never returns from retrieve
+    When I ask for "how is the budget split?" within 500 tokens 4 times with a deadline of 1000 ms
+    Then the report of "stuck" says skipped with a reason mentioning "quarantined"
+    When one of the calls of "stuck" returns
+    And I ask for "how is the budget split?" within 500 tokens with a deadline of 1000 ms
+    Then the report of "stuck" says timeout with a reason mentioning "deadline of 200 ms"
+    And "stuck" was called 4 times, and 1 of its calls returned
+
   Scenario: An async strategy that awaits past its deadline times out
     Given an async strategy "dreamer" that awaits 3 seconds before answering
     When I ask for "how is the budget split?" within 500 tokens

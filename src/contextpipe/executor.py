@@ -31,8 +31,9 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from ._threads import OwnLoop, PlainBatch, stop_loops
+from ._threads import OwnLoop, PlainBatch, StuckCalls, Ticket, stop_loops
 from .errors import validation_problem
+from .logs import logger
 from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
 from .storage import Backends
@@ -107,6 +108,13 @@ class Confidence:
 #: every strategy has answered, and the rest of the deadline is for `retrieve`.
 CAN_HANDLE_SHARE = 0.1
 CAN_HANDLE_MIN_MS = 100
+
+
+#: A strategy with this many calls given up on at their deadlines that have not returned
+#: yet is quarantined: neither asked nor run until one of them returns. Each such call of a
+#: plain method holds a worker thread, so a strategy that never returns holds this many
+#: (and one more for each request that was running it when it was quarantined).
+QUARANTINE_AFTER = 3
 
 
 def _can_handle_window_ms(deadline_ms: int) -> int:
@@ -193,12 +201,15 @@ class _Call:
     `answered` tells a timeout while its answer was checked from one while it was at work.
     """
 
-    def __init__(self, plan: PlannedRun, request: ContextRequest, backends: Backends) -> None:
+    def __init__(
+        self, plan: PlannedRun, request: ContextRequest, backends: Backends, ticket: Ticket
+    ) -> None:
         self.plan = plan
         self.strategy = plan.registered.strategy
         self.is_async = inspect.iscoroutinefunction(self.strategy.retrieve)
         self._request = request
         self._backends = backends
+        self.ticket = ticket
         self.answered = False
 
     def _retrieve(self) -> object:
@@ -209,6 +220,12 @@ class _Call:
         return _answer_of(raw)
 
     def plain(self) -> _Accepted:
+        return self.ticket.run(self._plain)
+
+    async def awaited(self) -> _Accepted:
+        return await self.ticket.awaited(self._awaited)
+
+    def _plain(self) -> _Accepted:
         try:
             raw = self._retrieve()
             if inspect.isawaitable(raw):
@@ -221,7 +238,7 @@ class _Call:
         except BaseException as exc:  # on a worker: whatever it raises is its own
             raise _PluginError(_described(exc)) from None
 
-    async def awaited(self) -> _Accepted:
+    async def _awaited(self) -> _Accepted:
         try:
             return self._check(await cast(Awaitable[object], self._retrieve()))
         except _ContractError:
@@ -279,6 +296,7 @@ class StrategyExecutor:
         self.memo = memo
         self._own_loops: dict[int, OwnLoop] = {}  # by id() of the async strategy
         self._lock = threading.Lock()
+        self._stuck = StuckCalls()  # by id() of the strategy
         self._close = weakref.finalize(self, stop_loops, self._own_loops)
 
     def close(self) -> None:
@@ -316,12 +334,45 @@ class StrategyExecutor:
         """Each strategy's `can_handle`, in order. They run on workers; one that has run
         for a tenth of the request's deadline (at least 100 ms, at most half of it) without
         answering counts as declining, with status `timeout`. The time a call waits for a
-        worker to start it is not held against it, up to half the request's deadline.
+        worker to start it is not held against it, up to half the request's deadline. A
+        quarantined strategy is not asked: it declines, with status `skipped`.
         """
+        answers = [self._quarantined(strategy) for strategy in strategies]
+        asked = [s for s, answer in zip(strategies, answers, strict=True) if answer is None]
+        found = iter(await self._confidences(asked, request, backends, global_deadline_ms))
+        return [next(found) if answer is None else answer for answer in answers]
+
+    def _quarantined(self, strategy: ContextStrategy) -> Confidence | None:
+        """A quarantined strategy's answer, for its report; None for one that may run."""
+        stuck = self._stuck.count(id(strategy))
+        if stuck < QUARANTINE_AFTER:
+            return None
+        reason = (
+            f"quarantined: {stuck} of its calls hung past their deadlines and have not "
+            "returned; it is not run until one of them does"
+        )
+        return Confidence(0.0, "skipped", reason)
+
+    def _abandon(self, ticket: Ticket, name: str) -> None:
+        """Give up on a call; the call that makes its strategy quarantined is logged."""
+        if ticket.abandon() == QUARANTINE_AFTER:
+            logger.warning("strategy quarantined", strategy=name, stuck_calls=QUARANTINE_AFTER)
+
+    async def _confidences(
+        self,
+        strategies: Sequence[ContextStrategy],
+        request: ContextRequest,
+        backends: Backends,
+        global_deadline_ms: int,
+    ) -> list[Confidence]:
         if not strategies:
             return []
         window = _can_handle_window_ms(global_deadline_ms) / 1000
-        calls = [functools.partial(_confidence, s, request, backends) for s in strategies]
+        tickets = [self._stuck.ticket(id(s)) for s in strategies]
+        calls = [
+            functools.partial(ticket.run, functools.partial(_confidence, s, request, backends))
+            for s, ticket in zip(strategies, tickets, strict=True)
+        ]
         batch = PlainBatch(asyncio.get_running_loop(), calls)
         # However long calls wait for a worker, half the deadline is left for `retrieve`.
         give_up = time.perf_counter() + global_deadline_ms / 2000
@@ -334,6 +385,9 @@ class StrategyExecutor:
                 break
             await asyncio.wait([batch.futures[i] for i in waiting], timeout=horizon - now)
         now = time.perf_counter()
+        for strategy, ticket, future in zip(strategies, tickets, batch.futures, strict=True):
+            if not future.done():
+                self._abandon(ticket, strategy.name)
         return [
             _answer(future, round(window * 1000), round((now - (started or now)) * 1000, 3))
             for future, started in zip(batch.futures, batch.started, strict=True)
@@ -351,13 +405,13 @@ class StrategyExecutor:
         """
         memo = self.memo
         if memo is None:
-            calls = [_Call(plan, request, backends) for plan in plans]
+            calls = [self._call(plan, request, backends) for plan in plans]
             return await self._run(calls, global_deadline_ms)
         asked = request.model_dump_json()
         keys = [(plan.registered.strategy.name, plan.allocated_tokens, asked) for plan in plans]
         known = [memo.recall(key) for key in keys]
         missing = [
-            _Call(plan, request, backends)
+            self._call(plan, request, backends)
             for plan, outcome in zip(plans, known, strict=True)
             if outcome is None
         ]
@@ -369,6 +423,10 @@ class StrategyExecutor:
                 memo.keep(key, outcome)
             outcomes.append(outcome)
         return outcomes
+
+    def _call(self, plan: PlannedRun, request: ContextRequest, backends: Backends) -> _Call:
+        ticket = self._stuck.ticket(id(plan.registered.strategy))
+        return _Call(plan, request, backends, ticket)
 
     async def _run(self, calls: Sequence[_Call], global_deadline_ms: int) -> list[RunOutcome]:
         batch = PlainBatch(asyncio.get_running_loop(), [c.plain for c in calls if not c.is_async])
@@ -415,6 +473,7 @@ class StrategyExecutor:
         try:
             candidates, note = cast(_Accepted, await _within(pending, seconds))
         except TimeoutError:
+            self._abandon(call.ticket, call.strategy.name)
             return outcome("timeout", self._late(call, deadline_ms))
         except (_ContractError, _PluginError) as exc:  # their message is ours
             return outcome("error", str(exc))
