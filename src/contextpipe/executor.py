@@ -32,7 +32,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from ._threads import OwnLoop, PlainBatch, StuckCalls, Ticket, stop_loops
-from .errors import validation_problem
+from .errors import described, validation_problem
 from .logs import logger
 from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
@@ -52,6 +52,11 @@ class PlannedRun:
     #: When the request's own deadline ends (a `time.perf_counter()` value). It started
     #: before `can_handle`, so the time the strategies took to answer that counts too.
     request_ends: float = math.inf
+
+    @property
+    def name(self) -> str:
+        """The strategy's name."""
+        return self.registered.strategy.name
 
 
 @dataclass(frozen=True)
@@ -134,15 +139,6 @@ class _PluginError(Exception):
     """A strategy method raised. The message is made where the method ran: making it runs
     the plugin's code (`__str__`), which may raise or hang too.
     """
-
-
-def _described(exc: BaseException) -> str:
-    """`Type: message`; just the type when there is no message, or it cannot be made."""
-    try:
-        message = str(exc)
-    except Exception:
-        return f"{type(exc).__name__} (its message could not be read)"
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _answer_of(raw: object) -> _Accepted:
@@ -236,7 +232,7 @@ class _Call:
         except _ContractError:
             raise
         except BaseException as exc:  # on a worker: whatever it raises is its own
-            raise _PluginError(_described(exc)) from None
+            raise _PluginError(described(exc)) from None
 
     async def _awaited(self) -> _Accepted:
         try:
@@ -246,7 +242,7 @@ class _Call:
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) and _cancelled():
                 raise  # at its deadline: the task must end cancelled
-            raise _PluginError(_described(exc)) from None
+            raise _PluginError(described(exc)) from None
 
 
 def _cancelled() -> bool:
@@ -262,7 +258,7 @@ def _confidence(strategy: ContextStrategy, request: ContextRequest, backends: Ba
     try:
         answer: object = strategy.can_handle(request, backends)
     except BaseException as exc:  # on a worker: whatever it raises is its own
-        raise _PluginError(f"can_handle raised {_described(exc)}") from None
+        raise _PluginError(f"can_handle raised {described(exc)}") from None
     try:
         return float(cast(Any, answer))
     except (TypeError, ValueError):
@@ -270,7 +266,7 @@ def _confidence(strategy: ContextStrategy, request: ContextRequest, backends: Ba
             f"can_handle returned {reprlib.repr(answer)}, expected a value in [0, 1]"
         ) from None
     except BaseException as exc:
-        raise _PluginError(f"can_handle's answer raised {_described(exc)}") from None
+        raise _PluginError(f"can_handle's answer raised {described(exc)}") from None
 
 
 def _answer(future: asyncio.Future[object], window_ms: int, elapsed_ms: float) -> Confidence:
@@ -478,7 +474,7 @@ class StrategyExecutor:
         except (_ContractError, _PluginError) as exc:  # their message is ours
             return outcome("error", str(exc))
         except Exception as exc:  # never raised: its loop closed under it, say
-            return outcome("error", _described(exc))
+            return outcome("error", described(exc))
         return outcome("ok", note, len(candidates), candidates)
 
     def _late(self, call: _Call, deadline_ms: int) -> str:
