@@ -123,6 +123,24 @@ Strategies That Stall In can_handle Or Block Their Event Loop Do Not Hold The Qu
     Should Be Equal    ${report}[status]    ok
     Should Not Be Empty    ${context}[fragments]
 
+A Plugin Still Loading After The Bound Is Left Out And Listed As Broken
+    [Documentation]    Its hook takes 5 s, ten times the bound config.toml sets: the
+    ...    commands go on without it.
+    ${site}=    A Plugin Distribution    stalled    stalled_plugin
+    A Config File With    [plugins]    load_timeout_ms = 500
+    ${rows}=    Strategies As JSON    env:PYTHONPATH=${site}
+    ${row}=    Row For    ${rows}    stalled
+    Should Be Equal    ${row}[status]    broken
+    Should Be Equal    ${row}[error]
+    ...    left out: still loading after 500 ms (its import and its hook); every command would wait for it
+    ${row}=    Row For    ${rows}    simple-keyword
+    Should Be Equal    ${row}[status]    ok
+    ${context}=    Query As JSON    budget    300    env:PYTHONPATH=${site}
+    ${report}=    Report For    ${context}    simple-keyword
+    Should Be Equal    ${report}[status]    ok
+    Should Not Be Empty    ${context}[fragments]
+    [Teardown]    No Config File
+
 A KeyboardInterrupt Raised Inside A Plugin Is The Plugin's Error, Not The User's Ctrl-C
     [Documentation]    The query answers, and the plugin's report says what it raised.
     ${site}=    A Plugin Distribution    interrupting    interrupting_plugin
