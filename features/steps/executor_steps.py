@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import threading
 from dataclasses import dataclass, field
@@ -135,10 +136,8 @@ class _Held:
     async def wait_ignoring_cancellation(self) -> None:
         self.calls += 1
         while not self.gate.acquire(blocking=False):
-            try:
+            with contextlib.suppress(asyncio.CancelledError):  # and waits on
                 await asyncio.sleep(0.01)
-            except asyncio.CancelledError:
-                pass  # and waits on
         self.returned += 1
 
 
