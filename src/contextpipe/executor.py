@@ -12,7 +12,10 @@ strategy does (raise anything, `SystemExit` and `KeyboardInterrupt` included, ha
 ignore its cancellation, return the wrong types) becomes a `StrategyReport`; it never fails
 the request, which answers within its deadline plus the time acceptance, fusion and
 packing take. (The user's Ctrl-C interrupts the main thread, where no plugin code runs:
-it still stops the command.)
+it still stops the command.) A call given up on at its deadline cannot be killed: it
+keeps its thread until it returns. A strategy with `QUARANTINE_AFTER` such calls that
+have not returned is quarantined, neither asked nor run until one of them returns, so
+that one that never returns holds a bounded number of threads, not one per request.
 """
 
 from __future__ import annotations

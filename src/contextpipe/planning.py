@@ -7,7 +7,8 @@ The rules, in the order the planner applies them:
    disabled in config, or needing a capability the store does not offer, is `skipped`
    with that reason.
 3. The rest are asked `can_handle` (by the executor, inside the request's deadline, which
-   starts here). One that fails or runs out of time is reported so; one that answers 0, or
+   starts here; a strategy the executor quarantined is not asked, and is `skipped`,
+   saying so). One that fails or runs out of time is reported so; one that answers 0, or
    whose weight (the request's, else the configured one, else the strategy's own
    `default_weight`, else 1) is 0, is `skipped`. Before, when one of them needs the graph,
    the names the request gives (its focus, and the code its query names: `code_mentions`)
