@@ -338,7 +338,33 @@ class StrategyExecutor:
         """
         answers = [self._quarantined(strategy) for strategy in strategies]
         asked = [s for s, answer in zip(strategies, answers, strict=True) if answer is None]
-        found = iter(await self._confidences(asked, request, backends, global_deadline_ms))
+        if not asked:
+            return [answer for answer in answers if answer is not None]
+        window = _can_handle_window_ms(global_deadline_ms) / 1000
+        tickets = [self._stuck.ticket(id(s)) for s in asked]
+        calls = [
+            functools.partial(ticket.run, functools.partial(_confidence, s, request, backends))
+            for s, ticket in zip(asked, tickets, strict=True)
+        ]
+        batch = PlainBatch(asyncio.get_running_loop(), calls)
+        # However long calls wait for a worker, half the deadline is left for `retrieve`.
+        give_up = time.perf_counter() + global_deadline_ms / 2000
+        while waiting := [i for i, future in enumerate(batch.futures) if not future.done()]:
+            now = time.perf_counter()
+            # By then each has run for the whole window (one not started yet is given the
+            # window from now, and looked at again).
+            horizon = min(give_up, max((batch.started[i] or now) + window for i in waiting))
+            if horizon <= now:
+                break
+            await asyncio.wait([batch.futures[i] for i in waiting], timeout=horizon - now)
+        now = time.perf_counter()
+        for strategy, ticket, future in zip(asked, tickets, batch.futures, strict=True):
+            if not future.done():
+                self._abandon(ticket, strategy.name)
+        found = (
+            _answer(future, round(window * 1000), round((now - (started or now)) * 1000, 3))
+            for future, started in zip(batch.futures, batch.started, strict=True)
+        )
         return [next(found) if answer is None else answer for answer in answers]
 
     def _quarantined(self, strategy: ContextStrategy) -> Confidence | None:
@@ -356,41 +382,6 @@ class StrategyExecutor:
         """Give up on a call; the call that makes its strategy quarantined is logged."""
         if ticket.abandon() == QUARANTINE_AFTER:
             logger.warning("strategy quarantined", strategy=name, stuck_calls=QUARANTINE_AFTER)
-
-    async def _confidences(
-        self,
-        strategies: Sequence[ContextStrategy],
-        request: ContextRequest,
-        backends: Backends,
-        global_deadline_ms: int,
-    ) -> list[Confidence]:
-        if not strategies:
-            return []
-        window = _can_handle_window_ms(global_deadline_ms) / 1000
-        tickets = [self._stuck.ticket(id(s)) for s in strategies]
-        calls = [
-            functools.partial(ticket.run, functools.partial(_confidence, s, request, backends))
-            for s, ticket in zip(strategies, tickets, strict=True)
-        ]
-        batch = PlainBatch(asyncio.get_running_loop(), calls)
-        # However long calls wait for a worker, half the deadline is left for `retrieve`.
-        give_up = time.perf_counter() + global_deadline_ms / 2000
-        while waiting := [i for i, future in enumerate(batch.futures) if not future.done()]:
-            now = time.perf_counter()
-            # By then each has run for the whole window (one not started yet is given the
-            # window from now, and looked at again).
-            horizon = min(give_up, max((batch.started[i] or now) + window for i in waiting))
-            if horizon <= now:
-                break
-            await asyncio.wait([batch.futures[i] for i in waiting], timeout=horizon - now)
-        now = time.perf_counter()
-        for strategy, ticket, future in zip(strategies, tickets, batch.futures, strict=True):
-            if not future.done():
-                self._abandon(ticket, strategy.name)
-        return [
-            _answer(future, round(window * 1000), round((now - (started or now)) * 1000, 3))
-            for future, started in zip(batch.futures, batch.started, strict=True)
-        ]
 
     async def run(
         self,
