@@ -23,6 +23,17 @@ Feature: Running strategies under deadlines, each in isolation
     And the context holds the fragment "split"
     And the context holds the fragment "caps"
 
+  Scenario: What a failing strategy was allotted goes to the others, asked again; a second answer that fails leaves the first
+    Given a strategy "fragile" that raises ValueError "index corrupt"
+    And a strategy "once" that raises RuntimeError "asked twice" when asked again, having proposed:
+      | fragment | path      | lines | text                          |
+      | tokens   | tokens.md | 1-2   | Tokens are counted exactly.   |
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "steady" says ok with a reason mentioning "asked again with"
+    And the report of "once" says ok with a reason mentioning "which fragile returned: error, RuntimeError: asked twice; its first answer stands"
+    And the context holds the fragment "tokens"
+    And the context holds the fragment "split"
+
   Scenario Outline: A strategy that <misbehaves> in <method> is reported as an error, and the request goes on
     Given a strategy "rogue" that <misbehaves> in <method>
     When I ask for "how is the budget split?" within 500 tokens
