@@ -1804,6 +1804,44 @@ def memory_seen(context: Context, query: str) -> None:
     _each(context, "memory reaches only the requests its scope allows", check)
 
 
+def _keyword_scores(store: Store, session: str, query: str) -> dict[str, float]:
+    """The scores a request of `session` is given for `query`: by its search (a hit's id)
+    and by `scores` (`scores:` and the id).
+    """
+    text = _read(store, RequestScope(session=session)).text
+    hits = text.search(query, _ALL, RequestFilters(session=session))
+    found = {hit.fragment.id: hit.score for hit in hits}
+    scored = text.scores(query, [hit.fragment for hit in hits])
+    found.update(
+        (f"scores:{hit.fragment.id}", score) for hit, score in zip(hits, scored, strict=True)
+    )
+    return found
+
+
+@when(
+    'every store notes the keyword scores session "{session:Plain}" is given for'
+    " \"{first:Plain}\" and for '{second}'"
+)
+def note_scores(context: Context, session: str, first: str, second: str) -> None:
+    context.noted_queries = (session, first, second)
+    for subject in _subjects(context):
+        subject.kept["scores"] = [
+            _keyword_scores(subject.store, session, query) for query in (first, second)
+        ]
+        assert all(subject.kept["scores"]), f"{subject.backend}: no hits to note"
+
+
+@then('every store gives session "{session:Plain}" the keyword scores it noted, to the bit')
+def same_scores(context: Context, session: str) -> None:
+    _, first, second = context.noted_queries
+
+    def check(subject: _Subject) -> None:
+        now = [_keyword_scores(subject.store, session, query) for query in (first, second)]
+        assert now == subject.kept["scores"], f"noted {subject.kept['scores']}, now {now}"
+
+    _each(context, "another scope's memory changes no score a request is given", check)
+
+
 @then("in every store the fragment lookups of the memory items see only this memory:")
 def memory_looked_up(context: Context) -> None:
     rows = [

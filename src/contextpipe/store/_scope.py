@@ -10,8 +10,10 @@ Rules:
    by every request.
 2. Memory a request may not see is in no answer: not among hits, fragments, variants or
    timeline reads, not in a count, a token count, a score (0) or a similarity (None), so
-   that guessing another scope's ids, URIs or texts tells nothing. The access log is read
-   and written for the scope's own session only.
+   that guessing another scope's ids, URIs or texts tells nothing; nor in the statistics
+   of a keyword score (how many fragments there are, hold a word, how long they are), so
+   that another scope's memory changes no score a request is given. The access log is
+   read and written for the scope's own session only.
 3. What a request may not see is left out before ranking is cut, so it never hides a match
    the request may see: the keyword ranking skips it (keeping its pruning, and asking for
    no more hits than wanted); a vector search without path or kind filters asks for as

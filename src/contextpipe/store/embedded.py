@@ -736,8 +736,9 @@ class EmbeddedStore:
             view = self._text_view()
 
             def rank(depth: int) -> Ranked:
-                # Memory the request may not see is skipped by the ranking (`_scope` rule 2).
-                unseen = [] if narrowed else list(self._hidden.of(filters))
+                # Memory the request may not see is skipped by the ranking, and counts in
+                # none of its statistics (`_scope` rules 2 and 3).
+                unseen = list(self._hidden.of(filters))
                 with self._damage_reported(), self._text_damage_reported():
                     rowids, scores = view.best(self._reader(), plan, depth, narrowed, unseen)
                 return Ranked(rowids, scores, depth)
@@ -782,12 +783,12 @@ class EmbeddedStore:
             return [0.0] * len(fragments)
         from ._text_index import query_plan
 
-        scope = (filters.session, filters.user) if filters is not None else (None, None)
+        filters = filters or RequestFilters()
         with self.snapshot():
             rows = self._query(
                 "SELECT id, rowid FROM fragments WHERE id IN (SELECT value FROM json_each(?))"
                 f" AND {SEEN_FRAGMENTS}",
-                (json.dumps(sorted({f.id for f in fragments})), *scope),
+                (json.dumps(sorted({f.id for f in fragments})), filters.session, filters.user),
             )
             rowid_of = {str(id_): int(rowid) for id_, rowid in rows}
             view = self._text_view()
@@ -796,6 +797,7 @@ class EmbeddedStore:
                     self._reader(),
                     list(query_plan(terms)),
                     [rowid_of.get(f.id, 0) for f in fragments],
+                    list(self._hidden.of(filters)),
                 )
         return [float(score) for score in found]
 
