@@ -23,6 +23,17 @@ Feature: Running strategies under deadlines, each in isolation
     And the context holds the fragment "split"
     And the context holds the fragment "caps"
 
+  Scenario: What a failing strategy was allotted goes to the others, asked again; a second answer that fails leaves the first
+    Given a strategy "fragile" that raises ValueError "index corrupt"
+    And a strategy "once" that raises RuntimeError "asked twice" when asked again, having proposed:
+      | fragment | path      | lines | text                          |
+      | tokens   | tokens.md | 1-2   | Tokens are counted exactly.   |
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "steady" says ok with a reason mentioning "asked again with"
+    And the report of "once" says ok with a reason mentioning "which fragile returned: error, RuntimeError: asked twice; its first answer stands"
+    And the context holds the fragment "tokens"
+    And the context holds the fragment "split"
+
   Scenario Outline: A strategy that <misbehaves> in <method> is reported as an error, and the request goes on
     Given a strategy "rogue" that <misbehaves> in <method>
     When I ask for "how is the budget split?" within 500 tokens
@@ -35,6 +46,15 @@ Feature: Running strategies under deadlines, each in isolation
       | calls sys.exit(3)                           | can_handle | can_handle raised SystemExit: 3                        |
       | raises an exception whose message is broken | retrieve   | UnreadableError (its message could not be read)             |
       | raises an exception whose message is broken | can_handle | can_handle raised UnreadableError (its message could not be read) |
+      | raises KeyboardInterrupt                    | retrieve   | KeyboardInterrupt                                      |
+      | raises KeyboardInterrupt                    | can_handle | can_handle raised KeyboardInterrupt                    |
+
+  Scenario: An async strategy that raises KeyboardInterrupt is reported as an error, and the request goes on
+    # A plugin's exceptions are its own: only the user's Ctrl-C stops a command.
+    Given an async strategy "rogue" that raises KeyboardInterrupt in retrieve
+    When I ask for "how is the budget split?" within 500 tokens
+    Then the report of "rogue" says error with a reason mentioning "KeyboardInterrupt"
+    And the context holds the fragment "split"
 
   Scenario: A strategy that blocks past its deadline times out, and the request returns promptly
     Given a strategy "stuck" that hangs for 3 seconds
@@ -51,6 +71,35 @@ Feature: Running strategies under deadlines, each in isolation
     Then the report of "a-stuck" says timeout with a reason mentioning "deadline of 600 ms"
     And the report of "steady" says ok
     And the context holds the fragment "split"
+
+  Scenario Outline: A strategy that <hangs> is quarantined after three hangs, and holds no more threads
+    # A call given up on at its deadline cannot be killed: it holds its worker thread (an
+    # async one, a task on its own loop, or its place in the loop's queue when the first
+    # blocked the loop) until it returns. After three such calls the strategy is neither
+    # asked nor run until one of them returns, so a hung plugin costs a long-running
+    # process three threads, not one per request.
+    Given a strategy "stuck" that <hangs>
+    When I ask for "how is the budget split?" within 500 tokens 6 times with a deadline of 1000 ms
+    Then the report of "stuck" says skipped with a reason mentioning "quarantined: 3 of its calls hung past their deadlines and have not returned"
+    And "stuck" was called <called> times, and none of its calls returned
+    And the report of "steady" says ok
+    And the context holds the fragment "split"
+
+    Examples:
+      | hangs                                                  | called |
+      | never returns from retrieve                            | 3      |
+      | never returns from can_handle                          | 3      |
+      | never returns from an async retrieve, cancelled or not | 3      |
+      | blocks its event loop for good                         | 1      |
+
+  Scenario: A quarantined strategy runs again once one of its hung calls returns
+    Given a strategy "stuck" that never returns from retrieve
+    When I ask for "how is the budget split?" within 500 tokens 4 times with a deadline of 1000 ms
+    Then the report of "stuck" says skipped with a reason mentioning "quarantined"
+    When one of the calls of "stuck" returns
+    And I ask for "how is the budget split?" within 500 tokens with a deadline of 1000 ms
+    Then the report of "stuck" says timeout with a reason mentioning "deadline of 200 ms"
+    And "stuck" was called 4 times, and 1 of its calls returned
 
   Scenario: An async strategy that awaits past its deadline times out
     Given an async strategy "dreamer" that awaits 3 seconds before answering

@@ -83,6 +83,22 @@ def strategy_with_note_and_malformed(context: Context, name: str, output: str) -
     _add(context, ScriptedStrategy(name, lambda request, budget: Retrieved(raw, "fine")))
 
 
+@given(
+    'a strategy "{name}" that raises RuntimeError "{message}" when asked again, having proposed:'
+)
+def strategy_failing_second_time(context: Context, name: str, message: str) -> None:
+    proposing = propose(fragments_from_table(context))
+    calls: list[int] = []
+
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        calls.append(budget)
+        if len(calls) > 1:
+            raise RuntimeError(message)
+        return proposing(request, budget)
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
 @given('a strategy "{name}" that raises {error} "{message}"')
 def strategy_raising(context: Context, name: str, error: str, message: str) -> None:
     exception = {"ValueError": ValueError, "RuntimeError": RuntimeError, "OSError": OSError}[error]
@@ -103,6 +119,8 @@ class UnreadableError(Exception):
 def _misbehave(misbehaviour: str) -> None:
     if misbehaviour == "calls sys.exit(3)":
         sys.exit(3)
+    if misbehaviour == "raises KeyboardInterrupt":
+        raise KeyboardInterrupt
     assert misbehaviour == "raises an exception whose message is broken", misbehaviour
     raise UnreadableError
 
@@ -114,6 +132,15 @@ def strategy_misbehaving(context: Context, name: str, misbehaviour: str) -> None
         return []
 
     _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('an async strategy "{name}" that {misbehaviour} in retrieve')
+def async_strategy_misbehaving(context: Context, name: str, misbehaviour: str) -> None:
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        _misbehave(misbehaviour)
+        return []
+
+    _add(context, ScriptedAsyncStrategy(name, behaviour))
 
 
 @given('a strategy "{name}" that {misbehaviour} in can_handle')

@@ -39,6 +39,7 @@ from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ..storage import VectorCoverage, VectorHit
 from . import _sealed, _vector_ann, _vector_rows
+from ._rows import narrows
 from ._vectors import (
     FULL_TEXT,
     MATRIX_STATE_NAME,
@@ -166,7 +167,7 @@ class EmbeddedVectors:
         `unseen` row ids (searched exactly then).
         """
         query = np.asarray(vector, dtype=np.float32)
-        if not (filters.paths or filters.kinds or unseen) and limit > 0:
+        if not (narrows(filters) or unseen) and limit > 0:
             approximate = self._approximate_index(self._state()[1])
             if approximate is not None:
                 return self._nearest_approximately(approximate, query, limit)
@@ -174,7 +175,7 @@ class EmbeddedVectors:
         if limit <= 0 or not len(rowids):
             return []
         allowed = None
-        if filters.paths or filters.kinds:
+        if narrows(filters):
             allowed = np.isin(rowids, np.asarray(self._host.filtered_rowids(filters)))
         if unseen:
             seen = ~np.isin(rowids, np.asarray(unseen, np.int64))

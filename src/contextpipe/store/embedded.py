@@ -32,8 +32,9 @@ from ..errors import StoreError
 from ..graph import ResolvedEdges, ResolvedGraph, defined_name, resolve
 from ..hookspecs import hookimpl
 from ..logs import logger
-from ..models import ContextFragment, RequestFilters
+from ..models import ContextFragment, RequestFilters, RequestScope
 from ..storage import (
+    MEMORY_URI_PREFIX,
     Backends,
     CarriedMemory,
     DeclaredEdges,
@@ -74,9 +75,19 @@ from ._resolution import (
     resolve_changes,
     stored_resolution,
 )
-from ._rows import FRAGMENT_COLUMNS, SEEN_FRAGMENTS, as_fragment, filter_sql, utc
-from ._scope import HiddenMemory, ScopedVectors
-from ._search_memo import Ranked, RequestSearch, SearchMemo
+from ._rows import (
+    FRAGMENT_COLUMNS,
+    HIDDEN_MEMORY,
+    SEEN_FRAGMENTS,
+    ScopeSql,
+    as_fragment,
+    filter_sql,
+    narrows,
+    scope_sql,
+    utc,
+)
+from ._scope import HiddenMemory, RequestReads, ScopedVectors
+from ._search_memo import Ranked, SearchMemo
 from ._sessions import EmbeddedSessions
 from ._text_layout import (
     TEXT_META,
@@ -93,7 +104,7 @@ if TYPE_CHECKING:
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
@@ -227,6 +238,23 @@ def _join_identifiers(connection: sqlite3.Connection) -> None:
     _index_existing(connection)
 
 
+def _memory_under_uris(connection: sqlite3.Connection) -> None:
+    """Move each memory item to its node URI (its stored path from layout 12 on), in every
+    table that names it, and count a change, so that what was derived from the old names
+    (the graph's counts) is made again.
+    """
+    connection.execute("PRAGMA defer_foreign_keys = ON")  # parent and children move together
+    moved = connection.execute(
+        "SELECT fragments.uri, memory.path FROM memory"
+        " JOIN fragments ON fragments.path = memory.path AND fragments.depth = 9"
+    ).fetchall()
+    for table in ("files", "fragments", "nodes", "memory"):
+        connection.executemany(f"UPDATE {table} SET path = ? WHERE path = ?", moved)
+    connection.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+    )
+
+
 # Each older layout's step to the next one (SQL, or a function of the connection), run in
 # the writer's first transaction; an older layout still is rebuilt from its sources.
 _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
@@ -300,6 +328,9 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     ),
     # Layout 10 searched a snake_case identifier as a phrase of its parts.
     "10": (_join_identifiers,),
+    # Layout 11 kept memory under `memory:<scope>/<owner>/<id>`, unescaped, where a file
+    # or another owner's item could take its place.
+    "11": (_memory_under_uris,),
 }
 
 #: The rows of `files` that are files, not memory items.
@@ -709,9 +740,18 @@ class EmbeddedStore:
         with self._damage_reported():
             return self._reader().execute(sql, params).fetchall()
 
-    def count(self) -> int:
-        """How many fragments (all depths) the store holds."""
-        return int(self._query("SELECT count(*) FROM fragments")[0][0])
+    def count(self, filters: RequestFilters | None = None) -> int:
+        """How many fragments (all depths) the store holds; with `filters`, leaving out
+        memory their request may not see.
+        """
+        if filters is None:
+            return int(self._query("SELECT count(*) FROM fragments")[0][0])
+        rows = self._query(
+            "SELECT (SELECT count(*) FROM fragments) - (SELECT count(*) FROM memory"
+            f" JOIN fragments ON fragments.path = memory.path WHERE {HIDDEN_MEMORY})",
+            (filters.session, filters.user),
+        )
+        return int(rows[0][0])
 
     def token_counts(
         self,
@@ -726,13 +766,13 @@ class EmbeddedStore:
         hashes = {fragment.id: fragment.content_hash for fragment in fragments}
         if not hashes:
             return {}
-        scope = (filters.session, filters.user) if filters is not None else (None, None)
+        seen, params = scope_sql(filters)
         rows = self._query(
             "SELECT fragments.id, fragments.content_hash, fragments.token_count"
             " FROM fragments JOIN files ON files.path = fragments.path"
             " WHERE fragments.id IN (SELECT value FROM json_each(?)) AND files.tokenizer = ?"
-            f" AND {SEEN_FRAGMENTS}",
-            (json.dumps(sorted(hashes)), tokenizer, *scope),
+            f" AND {seen}",
+            (json.dumps(sorted(hashes)), tokenizer, *params),
         )
         return {
             str(content_hash): int(tokens)
@@ -744,7 +784,8 @@ class EmbeddedStore:
         self, uko_uri: str, filters: RequestFilters | None = None
     ) -> list[ContextFragment]:
         """Every stored depth of one node, deepest first; none when the node is memory the
-        request of `filters` may not see (None: a request naming no session and no user).
+        request of `filters` may not see, or was modified after their `as_of` (None: a
+        request naming no session and no user).
         """
         return self.variants_many((uko_uri,), filters).get(uko_uri, [])
 
@@ -756,17 +797,17 @@ class EmbeddedStore:
         if memo is None:
             memo = self._local.variants = VariantsMemo()
         version = self._query("PRAGMA data_version")[0][0]
-        scope = (filters.session, filters.user) if filters is not None else (None, None)
-        return memo.get(list(uko_uris), scope, version, self._read_variants)
+        return memo.get(list(uko_uris), scope_sql(filters), version, self._read_variants)
 
     def _read_variants(
-        self, uko_uris: Sequence[str], scope: tuple[str | None, str | None]
+        self, uko_uris: Sequence[str], scope: ScopeSql
     ) -> dict[str, list[tuple[object, ...]]]:
+        seen, params = scope
         rows = self._query(
             f"SELECT {FRAGMENT_COLUMNS} FROM fragments"
             " WHERE uri IN (SELECT value FROM json_each(?))"
-            f" AND {SEEN_FRAGMENTS} ORDER BY uri, depth DESC",
-            (json.dumps(list(uko_uris)), *scope),
+            f" AND {seen} ORDER BY uri, depth DESC",
+            (json.dumps(list(uko_uris)), *params),
         )
         found: dict[str, list[tuple[object, ...]]] = {}
         for row in rows:
@@ -792,13 +833,14 @@ class EmbeddedStore:
 
         plan = list(query_plan(terms))
         where, params = filter_sql(filters)
-        narrowed = bool(filters.paths or filters.kinds)
+        narrowed = narrows(filters)
         with self.snapshot():
             view = self._text_view()
 
             def rank(depth: int) -> Ranked:
-                # Memory the request may not see is skipped by the ranking (`_scope` rule 2).
-                unseen = [] if narrowed else list(self._hidden.of(filters))
+                # Memory the request may not see is skipped by the ranking, and counts in
+                # none of its statistics (`_scope` rules 2 and 3).
+                unseen = list(self._hidden.of(filters))
                 with self._damage_reported(), self._text_damage_reported():
                     rowids, scores = view.best(self._reader(), plan, depth, narrowed, unseen)
                 return Ranked(rowids, scores, depth)
@@ -828,20 +870,27 @@ class EmbeddedStore:
 
         return [ranked.hit(score, row, hit) for score, row in rows]
 
-    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> list[float]:
+    def scores(
+        self,
+        query: str,
+        fragments: Sequence[ContextFragment],
+        filters: RequestFilters | None = None,
+    ) -> list[float]:
         """The score `search` gives each fragment for `query`, whatever its rank: the same
-        keyword index, read only at these fragments (0 for one matching no query term, or
-        not searchable).
+        keyword index, read only at these fragments (0 for one matching no query term, not
+        searchable, or memory the request of `filters` may not see).
         """
         terms = query_terms(query)
         if not terms or not fragments:
             return [0.0] * len(fragments)
         from ._text_index import query_plan
 
+        filters = filters or RequestFilters()
         with self.snapshot():
             rows = self._query(
-                "SELECT id, rowid FROM fragments WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(sorted({f.id for f in fragments})),),
+                "SELECT id, rowid FROM fragments WHERE id IN (SELECT value FROM json_each(?))"
+                f" AND {SEEN_FRAGMENTS}",
+                (json.dumps(sorted({f.id for f in fragments})), filters.session, filters.user),
             )
             rowid_of = {str(id_): int(rowid) for id_, rowid in rows}
             view = self._text_view()
@@ -850,6 +899,7 @@ class EmbeddedStore:
                     self._reader(),
                     list(query_plan(terms)),
                     [rowid_of.get(f.id, 0) for f in fragments],
+                    list(self._hidden.of(filters)),
                 )
         return [float(score) for score in found]
 
@@ -910,12 +960,24 @@ class EmbeddedStore:
         if index is not None:
             index.prepare()
 
-    def vector_index(self, space: str) -> ScopedVectors | None:
-        """The store's vectors of `space` (see `_vector_matrix`), never giving a request
-        memory it may not see (`_scope`); None when it has none.
+    def vector_index(self, space: str, scope: RequestScope | None = None) -> ScopedVectors | None:
+        """The store's vectors of `space` (see `_vector_matrix`) for a request of `scope`,
+        never giving it memory it may not see (`_scope`); None when it has none.
         """
         index = self._vector_index(space)
-        return None if index is None else ScopedVectors(index, self._hidden)
+        if index is None:
+            return None
+        return ScopedVectors(index, self._hidden, scope or RequestScope(), self._seen_texts)
+
+    def _seen_texts(self, content_hashes: Collection[str], filters: RequestFilters) -> set[str]:
+        """Which of these content hashes are full texts the request of `filters` may see."""
+        rows = self._query(
+            "SELECT DISTINCT content_hash FROM fragments"
+            " WHERE depth = 9 AND content_hash IN (SELECT value FROM json_each(?))"
+            f" AND {SEEN_FRAGMENTS}",
+            (json.dumps(sorted(content_hashes)), filters.session, filters.user),
+        )
+        return {str(row[0]) for row in rows}
 
     def _vector_index(self, space: str) -> EmbeddedVectors | None:
         from ._vector_matrix import EmbeddedVectors
@@ -980,8 +1042,13 @@ class EmbeddedStore:
         return [as_fragment(row) for row in rows]
 
     def nodes(self) -> list[NodeRecord]:
-        """Every node, in path and line order."""
-        rows = self._query(f"SELECT {NODE_COLUMNS} FROM nodes ORDER BY path, start_line, uri")
+        """Every node of an indexed file, in path and line order: memory is no part of the
+        graph, which every request shares (`_scope` rule 2).
+        """
+        rows = self._query(
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE path NOT IN (SELECT path FROM memory)"
+            " ORDER BY path, start_line, uri"
+        )
         return [NodeRecord._make(row) for row in rows]
 
     def edges(self) -> list[DeclaredEdges]:
@@ -1007,20 +1074,18 @@ class EmbeddedStore:
             )
         return StoreStats(self.location, files, fragments, searchable)
 
-    def backends(self) -> Backends:
-        """Fragment lookup, text search, the graph, the timeline and session tiers; none
-        before the first index. Raises `StoreError` when the index is damaged.
+    def backends(self, scope: RequestScope | None = None) -> Backends:
+        """Fragment lookup, text search, the graph, the timeline and session tiers for a
+        request of `scope` (see `_scope`); none before the first index. Raises
+        `StoreError` when the index is damaged.
         """
         if not self.exists():
             return Backends()
         self._follow_replacement()
         self.check()
+        reads = RequestReads(self, self._sessions, scope or RequestScope())
         return Backends(
-            fragments=self,
-            text=RequestSearch(self),
-            graph=self.graph(),
-            timeline=self,
-            sessions=self._sessions,
+            fragments=reads, text=reads, graph=self.graph(), timeline=reads, sessions=reads
         )
 
     def prefetch(self, limit: int) -> int:
@@ -1173,6 +1238,12 @@ class StoreWriter:
 
     def remove_file(self, path: str) -> int:
         """Forget a file and everything read from it; returns how many fragments went."""
+        if path.startswith(MEMORY_URI_PREFIX):
+            raise ValueError(f"{path}: a memory item's name, not a file's")
+        return self._remove(path)
+
+    def _remove(self, path: str) -> int:
+        """Forget what is stored under `path`, a file's or a memory item's."""
         self._changing()
         rowids = self._connection.execute(
             "SELECT rowid FROM fragments WHERE path = ?", (path,)
@@ -1185,19 +1256,22 @@ class StoreWriter:
         return len(rowids)
 
     def add_memory(self, item: MemoryItem, fragment: NewFragment, node: NodeRecord) -> None:
-        """Keep a memory item as a row of `files` under its fragment's path (which `files`
-        leaves out) with its own fragment and node, and its scope in `memory`.
+        """Keep a memory item as a row of `files` under its node URI (which `files` leaves
+        out) with its own fragment and node, and its scope in `memory`.
         """
         path = fragment.fragment.source.path
+        if path != node.uri or not path.startswith(MEMORY_URI_PREFIX):
+            raise ValueError(f"memory item {item.id!r}: its stored path must be its node URI")
         text = fragment.fragment.text
-        moment = item.at if item.at.tzinfo is not None else item.at.replace(tzinfo=UTC)
+        # Its time is in `memory.at` (any year): nanoseconds since 1970 overflow SQLite's
+        # integers outside 1677-2262.
         stored = StoredFile(
             len(text.encode()),
-            int(moment.timestamp() * 1_000_000_000),
+            0,
             fragment.fragment.content_hash,
             fragment.fragment.metadata.get("tokenizer", ""),
         )
-        self.replace_file(path, stored, [fragment], [node], [])
+        self._write_file(path, stored, [fragment], [node], [])
         self._connection.execute(
             "INSERT INTO memory(path, id, scope, owner, at, speaker) VALUES (?, ?, ?, ?, ?, ?)",
             (path, item.id, item.scope.value, item.owner, utc(item.at), item.speaker),
@@ -1221,7 +1295,7 @@ class StoreWriter:
             f"SELECT path FROM memory WHERE {' AND '.join(clauses)} ORDER BY path", params
         ).fetchall()
         for (path,) in paths:
-            self.remove_file(str(path))
+            self._remove(str(path))
         return len(paths)
 
     def pin(self, target: str) -> None:
@@ -1257,7 +1331,19 @@ class StoreWriter:
         edges: Iterable[EdgeRecord],
     ) -> None:
         """Write a file's fragments, nodes and edges, replacing what was indexed from it."""
-        self.remove_file(path)
+        if path.startswith(MEMORY_URI_PREFIX):
+            raise ValueError(f"{path}: a memory item's name, not a file's")
+        self._write_file(path, stored, fragments, nodes, edges)
+
+    def _write_file(
+        self,
+        path: str,
+        stored: StoredFile,
+        fragments: Iterable[NewFragment],
+        nodes: Iterable[NodeRecord],
+        edges: Iterable[EdgeRecord],
+    ) -> None:
+        self._remove(path)
         execute, many = self._connection.execute, self._connection.executemany
         execute(
             "INSERT INTO files(path, size, mtime_ns, sha256, tokenizer, skipped)"
