@@ -9,7 +9,11 @@ one connection per thread, since strategies run in worker threads.
 
 Opening checks, cheaply, that the database is one this version wrote and is whole: the
 file's header and size, the tables and their first and last rows. Damage is a `StoreError`
-that says what is wrong and what to run (`index --rebuild` moves the damaged store aside).
+that says what is wrong and what to run (`index --rebuild` moves the damaged store aside);
+damage further inside is said by the first read that meets it, or by the full check
+(`verify`, `_full_check`), and noted so that every later command says it (`_health`). A
+full or failing disk is one line too, and a store on a disk that cannot be written is read
+as it is there (SQLite cannot make its shared-memory file).
 """
 
 from __future__ import annotations
@@ -601,17 +605,16 @@ class EmbeddedStore:
         return StoreError(message)
 
     @contextmanager
-    def _damage_reported(self, database: Path | None = None) -> Generator[None]:
-        """SQLite's errors for a damaged file (`database`, by default the index's) become
-        one `StoreError` line saying what to do, noted; so do those of a full, read-only or
-        failing disk (`_health.fault_text`).
+    def _damage_reported(self) -> Generator[None]:
+        """SQLite's errors for a damaged file become one `StoreError` line saying what to
+        do, noted; so do those of a full, read-only or failing disk (`_health.fault_text`).
         """
         try:
             yield
         except sqlite3.Error as exc:
-            database = database or self.database
             if is_damage(exc):
-                raise self._damage_found(database, damage_text(exc, database)) from None
+                what = damage_text(exc, self.database)
+                raise self._damage_found(self.database, what) from None
             fault = fault_text(exc, self.directory)
             if fault is None:
                 raise
