@@ -52,8 +52,10 @@ def scope_sql(filters: RequestFilters | None) -> ScopeSql:
 
 
 def narrows(filters: RequestFilters) -> bool:
-    """Whether the filters leave out more than memory: paths, kinds or a time."""
-    return bool(filters.paths or filters.kinds or filters.as_of is not None)
+    """Whether the filters leave out more than memory and what came after their `as_of`:
+    paths or kinds, which only their SQL tells.
+    """
+    return bool(filters.paths or filters.kinds)
 
 
 def filter_sql(filters: RequestFilters) -> tuple[str, list[str | None]]:

@@ -161,13 +161,13 @@ class EmbeddedVectors:
         vector: NDArray[np.float32],
         limit: int,
         filters: RequestFilters,
-        unseen: Sequence[int] = (),
+        unseen: Sequence[int] | NDArray[np.int64] = (),
     ) -> list[VectorHit]:
         """The most similar full-text fragments first, equal ones by id; none of the
         `unseen` row ids (searched exactly then).
         """
         query = np.asarray(vector, dtype=np.float32)
-        if not (narrows(filters) or unseen) and limit > 0:
+        if not (narrows(filters) or len(unseen)) and limit > 0:
             approximate = self._approximate_index(self._state()[1])
             if approximate is not None:
                 return self._nearest_approximately(approximate, query, limit)
@@ -177,7 +177,7 @@ class EmbeddedVectors:
         allowed = None
         if narrows(filters):
             allowed = np.isin(rowids, np.asarray(self._host.filtered_rowids(filters)))
-        if unseen:
+        if len(unseen):
             seen = ~np.isin(rowids, np.asarray(unseen, np.int64))
             allowed = seen if allowed is None else allowed & seen
         wanted = limit + _TIE_MARGIN

@@ -82,7 +82,6 @@ from ._resolution import (
 from ._rows import (
     FRAGMENT_COLUMNS,
     HIDDEN_MEMORY,
-    SEEN_FRAGMENTS,
     ScopeSql,
     as_fragment,
     filter_sql,
@@ -90,7 +89,7 @@ from ._rows import (
     scope_sql,
     utc,
 )
-from ._scope import HiddenMemory, RequestReads, ScopedVectors
+from ._scope import HiddenMemory, RequestReads, ScopedVectors, TextTimes, unseen_rowids
 from ._search_memo import Ranked, SearchMemo
 from ._sessions import EmbeddedSessions
 from ._text_layout import (
@@ -378,6 +377,7 @@ class EmbeddedStore:
         self._identity: tuple[int, int] | None = None
         self._epoch = 0
         self._hidden = HiddenMemory(self._query, lambda: self._epoch)
+        self._times = TextTimes(self._query, lambda: self._epoch)
 
     @property
     def location(self) -> str:
@@ -843,7 +843,7 @@ class EmbeddedStore:
             def rank(depth: int) -> Ranked:
                 # Memory the request may not see is skipped by the ranking, and counts in
                 # none of its statistics (`_scope` rules 2 and 3).
-                unseen = list(self._hidden.of(filters))
+                unseen = unseen_rowids(self._hidden.of(filters), self._times, filters)
                 with self._damage_reported(), self._text_damage_reported():
                     rowids, scores = view.best(self._reader(), plan, depth, narrowed, unseen)
                 return Ranked(rowids, scores, depth)
@@ -881,7 +881,8 @@ class EmbeddedStore:
     ) -> list[float]:
         """The score `search` gives each fragment for `query`, whatever its rank: the same
         keyword index, read only at these fragments (0 for one matching no query term, not
-        searchable, or memory the request of `filters` may not see).
+        searchable, memory the request of `filters` may not see or what came after their
+        `as_of`).
         """
         terms = query_terms(query)
         if not terms or not fragments:
@@ -889,11 +890,12 @@ class EmbeddedStore:
         from ._text_index import query_plan
 
         filters = filters or RequestFilters()
+        seen, params = scope_sql(filters)
         with self.snapshot():
             rows = self._query(
                 "SELECT id, rowid FROM fragments WHERE id IN (SELECT value FROM json_each(?))"
-                f" AND {SEEN_FRAGMENTS}",
-                (json.dumps(sorted({f.id for f in fragments})), filters.session, filters.user),
+                f" AND {seen}",
+                (json.dumps(sorted({f.id for f in fragments})), *params),
             )
             rowid_of = {str(id_): int(rowid) for id_, rowid in rows}
             view = self._text_view()
@@ -902,7 +904,7 @@ class EmbeddedStore:
                     self._reader(),
                     list(query_plan(terms)),
                     [rowid_of.get(f.id, 0) for f in fragments],
-                    list(self._hidden.of(filters)),
+                    unseen_rowids(self._hidden.of(filters), self._times, filters),
                 )
         return [float(score) for score in found]
 
@@ -970,15 +972,18 @@ class EmbeddedStore:
         index = self._vector_index(space)
         if index is None:
             return None
-        return ScopedVectors(index, self._hidden, scope or RequestScope(), self._seen_texts)
+        return ScopedVectors(
+            index, self._hidden, self._times, scope or RequestScope(), self._seen_texts
+        )
 
     def _seen_texts(self, content_hashes: Collection[str], filters: RequestFilters) -> set[str]:
         """Which of these content hashes are full texts the request of `filters` may see."""
+        seen, params = scope_sql(filters)
         rows = self._query(
             "SELECT DISTINCT content_hash FROM fragments"
             " WHERE depth = 9 AND content_hash IN (SELECT value FROM json_each(?))"
-            f" AND {SEEN_FRAGMENTS}",
-            (json.dumps(sorted(content_hashes)), filters.session, filters.user),
+            f" AND {seen}",
+            (json.dumps(sorted(content_hashes)), *params),
         )
         return {str(row[0]) for row in rows}
 
