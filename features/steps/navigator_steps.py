@@ -239,6 +239,12 @@ def holds_at_depth(context: Context, node: str, depth: int) -> None:
     assert depths == [depth], f"{node} is in the context at depths {depths}: {_listing(context)}"
 
 
+@then('the context holds "{nodes}", each at depth {depth:d}')
+def all_at_depth(context: Context, nodes: str, depth: int) -> None:
+    for node in nodes.split(","):
+        holds_at_depth(context, node.strip(), depth)
+
+
 @then('the context holds "{node}"')
 def holds_node(context: Context, node: str) -> None:
     assert _fragments(context, node), f"{node} is not in the context: {_listing(context)}"

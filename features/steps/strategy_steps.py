@@ -21,7 +21,14 @@ from testkit import (
     result,
 )
 
-from contextpipe import Candidate, ContextRequest, Retrieved, get_tokenizer
+from contextpipe import (
+    Candidate,
+    ContextFragment,
+    ContextRequest,
+    Retrieved,
+    get_tokenizer,
+)
+from contextpipe.models import DetailDepth
 
 
 def _add(context: Context, strategy: ScriptedStrategy | SlowAsyncStrategy) -> None:
@@ -230,6 +237,25 @@ def strategy_bulky(context: Context, name: str, count: int, tokens: int) -> None
     ]
     for number, fragment in enumerate(fragments):
         context.fragments[f"{name}-{number}"] = fragment
+    _add(context, ScriptedStrategy(name, propose(fragments)))
+
+
+@given('a strategy "{name}" that proposes nodes at several depths, best first:')
+def strategy_proposing_depths(context: Context, name: str) -> None:
+    """Rows `| node | depth | tokens |`: a text of about `tokens` tokens for the node at that
+    depth; a node's depths share its lines, as a node's stored depths do.
+    """
+    lines: dict[str, int] = {}
+    fragments: list[ContextFragment] = []
+    for row in context.table:
+        node, depth = row["node"], cast(DetailDepth, int(row["depth"]))
+        start = lines.setdefault(node, len(lines) * 10 + 1)
+        text = _text_of_about(int(row["tokens"]), f"{node}d{depth}")
+        fragment = make_fragment(
+            f"uko://doc/{name}.md#{node}", text, f"{name}.md", start, start + 8, depth
+        )
+        context.fragments.setdefault(node, fragment)
+        fragments.append(fragment)
     _add(context, ScriptedStrategy(name, propose(fragments)))
 
 
