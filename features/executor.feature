@@ -9,6 +9,9 @@ Feature: Running strategies under deadlines, each in isolation
     Given the setting "executor.strategy_deadline_ms" is 200
     And the setting "strategies.laggard.deadline_ms" is 50
     And the setting "strategies.a-stuck.deadline_ms" is 600
+    And the setting "strategies.slow-one.deadline_ms" is 10000
+    And the setting "strategies.slow-two.deadline_ms" is 10000
+    And the setting "strategies.slow-three.deadline_ms" is 10000
     And the setting "strategies.dormant.enabled" is false
     And a strategy "steady" that proposes:
       | fragment | path      | lines | text                                             |
@@ -36,11 +39,11 @@ Feature: Running strategies under deadlines, each in isolation
       | raises an exception whose message is broken | retrieve   | UnreadableError (its message could not be read)             |
       | raises an exception whose message is broken | can_handle | can_handle raised UnreadableError (its message could not be read) |
 
-  Scenario: A strategy that blocks past its deadline times out, and the request returns promptly
-    Given a strategy "stuck" that hangs for 3 seconds
+  Scenario: A strategy that blocks past its deadline times out, and the request returns without it
+    Given a strategy "stuck" that hangs until the scenario ends
     When I ask for "how is the budget split?" within 500 tokens
     Then the report of "stuck" says timeout with a reason mentioning "deadline of 200 ms"
-    And the assembly took less than 1.5 seconds
+    And "stuck" was called, and the request returned before it answered
     And the context holds the fragment "split"
 
   Scenario: A hung strategy holds up none of the plain strategies planned after it
@@ -53,23 +56,23 @@ Feature: Running strategies under deadlines, each in isolation
     And the context holds the fragment "split"
 
   Scenario: An async strategy that awaits past its deadline times out
-    Given an async strategy "dreamer" that awaits 3 seconds before answering
+    Given an async strategy "dreamer" that awaits the end of the scenario before answering
     When I ask for "how is the budget split?" within 500 tokens
     Then the report of "dreamer" says timeout with a reason mentioning "deadline of 200 ms"
-    And the assembly took less than 1.5 seconds
+    And "dreamer" was called, and the request returned before it answered
     And the context holds the fragment "caps"
 
   Scenario: An async strategy that ignores its cancellation is abandoned at its deadline
-    Given an async strategy "stubborn" that awaits 3 seconds before answering, even when it is cancelled
+    Given an async strategy "stubborn" that awaits the end of the scenario before answering, even when it is cancelled
     When I ask for "how is the budget split?" within 500 tokens
     Then the report of "stubborn" says timeout with a reason mentioning "deadline of 200 ms"
-    And the assembly took less than 1.5 seconds
+    And "stubborn" was called, and the request returned before it answered
     And the context holds the fragment "caps"
 
   Scenario: An async strategy that blocks its event loop holds up only itself
     # time.sleep in async code breaks the contract, and is an easy mistake to make. Each
     # async strategy runs on an event loop of its own, so it blocks only that one.
-    Given an async strategy "sleepwalker" that blocks its event loop for 3 seconds
+    Given an async strategy "sleepwalker" that blocks its event loop until the scenario ends
     And an async strategy "courteous" that proposes:
       | fragment | path      | lines | text                                    |
       | polite   | polite.md | 1-2   | An async strategy that answers at once. |
@@ -77,20 +80,20 @@ Feature: Running strategies under deadlines, each in isolation
     Then the report of "sleepwalker" says timeout with a reason mentioning "blocked its event loop"
     And the report of "courteous" says ok
     And the report of "steady" says ok
-    And the assembly took less than 1.5 seconds
+    And "sleepwalker" was called, and the request returned before it answered
     And the context holds the fragment "split"
     And the context holds the fragment "polite"
 
   Scenario: A blocked event loop does not hold the request past its own deadline
-    Given an async strategy "sleepwalker" that blocks its event loop for 3 seconds
+    Given an async strategy "sleepwalker" that blocks its event loop until the scenario ends
     When I ask for "how is the budget split?" within 500 tokens with a deadline of 150 ms
     Then the report of "sleepwalker" says timeout with a reason mentioning "deadline of 150 ms"
     And the report of "steady" says ok
-    And the assembly took less than 1.15 seconds
+    And "sleepwalker" was called, and the request returned before it answered
 
   Scenario: A strategy whose confidence check hangs counts as declining, and the request returns promptly
     # can_handle has a tenth of the request's deadline (at least 100 ms) to answer.
-    Given a strategy "ponderer" whose confidence check takes 3 seconds, proposing:
+    Given a strategy "ponderer" whose confidence check hangs until the scenario ends, proposing:
       | fragment | path      | lines | text                      |
       | musing   | musing.md | 1-2   | Still thinking about it.  |
     When I ask for "how is the budget split?" within 500 tokens with a deadline of 1000 ms
@@ -99,13 +102,13 @@ Feature: Running strategies under deadlines, each in isolation
     And the report of "steady" says ok
     And the context holds the fragment "split"
     And the context does not hold the fragment "musing"
-    And the assembly took less than 2 seconds
+    And "ponderer" was called, and the request returned before it answered
 
   Scenario: The request's own deadline is shorter than the strategy's
-    Given a strategy "stuck" that hangs for 3 seconds
+    Given a strategy "stuck" that hangs until the scenario ends
     When I ask for "how is the budget split?" within 500 tokens with a deadline of 100 ms
     Then the report of "stuck" says timeout with a reason mentioning "deadline of 100 ms"
-    And the assembly took less than 1 seconds
+    And "stuck" was called, and the request returned before it answered
 
   Scenario: A per-strategy deadline in config overrides the executor's default
     Given a strategy "laggard" that hangs for 3 seconds
@@ -113,18 +116,18 @@ Feature: Running strategies under deadlines, each in isolation
     Then the report of "laggard" says timeout with a reason mentioning "deadline of 50 ms"
 
   Scenario: Strategies run at the same time, not one after the other
-    Given a strategy "slow-one" that sleeps 0.15 seconds before proposing:
+    # Each proposes only once all three are running: one after the other, none would.
+    Given a strategy "slow-one" that proposes only once 3 strategies run at once:
       | fragment | path   | lines | text                       |
       | one      | one.md | 1-2   | The first slow strategy.   |
-    And a strategy "slow-two" that sleeps 0.15 seconds before proposing:
+    And a strategy "slow-two" that proposes only once 3 strategies run at once:
       | fragment | path   | lines | text                       |
       | two      | two.md | 1-2   | The second slow strategy.  |
-    And a strategy "slow-three" that sleeps 0.15 seconds before proposing:
+    And a strategy "slow-three" that proposes only once 3 strategies run at once:
       | fragment | path     | lines | text                      |
       | three    | three.md | 1-2   | The third slow strategy.  |
     When I ask for "how is the budget split?" within 500 tokens
-    Then the assembly took less than 0.4 seconds
-    And the context holds the fragment "one"
+    Then the context holds the fragment "one"
     And the context holds the fragment "two"
     And the context holds the fragment "three"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import cast
 
@@ -14,6 +15,7 @@ from testkit import (
     ScriptedStrategy,
     SlowAsyncStrategy,
     fragments_from_table,
+    hang_of,
     in_context,
     make_fragment,
     propose,
@@ -142,11 +144,14 @@ def strategy_confidence_raising(context: Context, name: str, message: str) -> No
     _add(context, Fussy(name, propose([])))
 
 
-@given('a strategy "{name}" whose confidence check takes {seconds:g} seconds, proposing:')
-def strategy_confidence_slow(context: Context, name: str, seconds: float) -> None:
+@given('a strategy "{name}" whose confidence check hangs until the scenario ends, proposing:')
+def strategy_confidence_hanging(context: Context, name: str) -> None:
+    hang = hang_of(context)
+
     class Ponderer(ScriptedStrategy):
         def can_handle(self, request: ContextRequest, backends: object) -> float:
-            time.sleep(seconds)
+            with hang.running(name):
+                hang.released.wait()
             return 1.0
 
     _add(context, Ponderer(name, propose(fragments_from_table(context))))
@@ -157,21 +162,32 @@ def async_strategy_proposing(context: Context, name: str) -> None:
     _add(context, ScriptedAsyncStrategy(name, propose(fragments_from_table(context))))
 
 
-@given('an async strategy "{name}" that blocks its event loop for {seconds:g} seconds')
-def async_strategy_blocking(context: Context, name: str, seconds: float) -> None:
+@given('an async strategy "{name}" that blocks its event loop until the scenario ends')
+def async_strategy_blocking(context: Context, name: str) -> None:
+    hang = hang_of(context)
+
     def behaviour(request: ContextRequest, budget: int) -> object:
-        time.sleep(seconds)  # a blocking call in async code: the contract forbids it
+        with hang.running(name):
+            hang.released.wait()  # a blocking call in async code: the contract forbids it
         return []
 
     _add(context, ScriptedAsyncStrategy(name, behaviour))
 
 
-@given('a strategy "{name}" that sleeps {seconds:g} seconds before proposing:')
-def strategy_sleeping(context: Context, name: str, seconds: float) -> None:
+@given('a strategy "{name}" that proposes only once {count:d} strategies run at once:')
+def strategy_meeting(context: Context, name: str, count: int) -> None:
+    """A plain strategy that blocks until `count` such strategies are running; when they
+    run one after another, it never proposes (the barrier breaks when the scenario ends).
+    """
     fragments = fragments_from_table(context)
+    barrier: threading.Barrier | None = getattr(context, "barrier", None)
+    if barrier is None:
+        barrier = context.barrier = threading.Barrier(count)
+        context.add_cleanup(barrier.abort)
+    meeting = barrier
 
     def behaviour(request: ContextRequest, budget: int) -> object:
-        time.sleep(seconds)  # a plain (sync) strategy stuck in blocking work
+        meeting.wait()
         return propose(fragments)(request, budget)
 
     _add(context, ScriptedStrategy(name, behaviour))
@@ -186,17 +202,36 @@ def strategy_hanging(context: Context, name: str, seconds: float) -> None:
     _add(context, ScriptedStrategy(name, behaviour))
 
 
-@given('an async strategy "{name}" that awaits {seconds:g} seconds before answering')
-def async_strategy_waiting(context: Context, name: str, seconds: float) -> None:
-    _add(context, SlowAsyncStrategy(name, seconds))
+@given('a strategy "{name}" that hangs until the scenario ends')
+def strategy_hanging_to_the_end(context: Context, name: str) -> None:
+    hang = hang_of(context)
+
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        with hang.running(name):
+            hang.released.wait()
+        return []
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('an async strategy "{name}" that awaits the end of the scenario before answering')
+def async_strategy_waiting(context: Context, name: str) -> None:
+    _add(context, SlowAsyncStrategy(name, hang_of(context)))
 
 
 @given(
-    'an async strategy "{name}" that awaits {seconds:g} seconds before answering, '
+    'an async strategy "{name}" that awaits the end of the scenario before answering, '
     "even when it is cancelled"
 )
-def async_strategy_stubborn(context: Context, name: str, seconds: float) -> None:
-    _add(context, SlowAsyncStrategy(name, seconds, stubborn=True))
+def async_strategy_stubborn(context: Context, name: str) -> None:
+    _add(context, SlowAsyncStrategy(name, hang_of(context), stubborn=True))
+
+
+@then('"{name}" was called, and the request returned before it answered')
+def returned_before_answer(context: Context, name: str) -> None:
+    hang = hang_of(context)
+    assert name in hang.called, f"{name} was never called"
+    assert name not in hang.answered, f"the request waited for {name} to answer"
 
 
 _MALFORMED: dict[str, object] = {
