@@ -50,16 +50,20 @@ def navigator_option(context: Context, key: str, value: str) -> None:
 
 class _SlowEdges:
     """A graph whose edges are ready `delay` seconds after they are first asked for, as a
-    large repository's are in a new process; its nodes and names are ready at once.
+    large repository's are in a new process, or (`delay` None) once `released` is set; its
+    nodes and names are ready at once.
     """
 
-    def __init__(self, inner: GraphView, delay: float) -> None:
+    def __init__(
+        self, inner: GraphView, delay: float | None, released: threading.Event | None = None
+    ) -> None:
         self._inner, self._delay = inner, delay
+        self._released = released or threading.Event()
         self._ready = threading.Event()
 
     def _edges(self) -> GraphView:
         if not self._ready.is_set():
-            time.sleep(self._delay)
+            self._released.wait(self._delay)
             self._ready.set()
         return self._inner
 
@@ -115,6 +119,13 @@ class _SlowNames:
 @given("the graph's edges take {seconds:g} seconds to be ready")
 def slow_edges(context: Context, seconds: float) -> None:
     _slow_graph(context, lambda graph: _SlowEdges(graph, seconds))
+
+
+@given("the graph's edges are not ready before the scenario ends")
+def edges_never_ready(context: Context) -> None:
+    released = threading.Event()
+    context.add_cleanup(released.set)  # the thread reading them ends with the scenario
+    _slow_graph(context, lambda graph: _SlowEdges(graph, None, released))
 
 
 @given('the graph\'s edges fail to load with "{message}"')
