@@ -153,6 +153,12 @@ def record_counted_texts(context: Context) -> None:
     context.counted_texts = counted
 
 
+@then("the tokenizer counted at most {chars:d} characters of text in all")
+def counted_at_most(context: Context, chars: int) -> None:
+    counted = sum(len(text) for text in context.counted_texts)
+    assert counted <= chars, f"the tokenizer counted {counted:,} characters of text"
+
+
 @then('the rejection of "{name}" names the token count the store holds for the text')
 def rejection_names_stored_count(context: Context, name: str) -> None:
     original: ContextFragment = context.fragments["original"]
