@@ -215,16 +215,19 @@ def _broken(fragment: ContextFragment, first: ContextFragment, how: str) -> tupl
     raise AssertionError(f"no such way to break a candidate: {how}")
 
 
-@given('a strategy "{name}" whose second candidate {how}:')
-def strategy_breaking_contract(context: Context, name: str, how: str) -> None:
-    good, bad = fragments_from_table(context)
-    broken, score = _broken(bad, good, how)
+@given('a strategy "{name}" whose {which} candidate {how}:')
+def strategy_breaking_contract(context: Context, name: str, which: str, how: str) -> None:
+    """Two candidates from the table, the first or the second of them broken as `how` says."""
+    position = {"first": 0, "second": 1}[which]
+    fragments = fragments_from_table(context)
+    broken, score = _broken(fragments[position], fragments[0], how)
     assert isinstance(broken, ContextFragment)
-    context.fragments[context.table[1]["fragment"]] = broken
-    candidates = [
-        Candidate(fragment=good, score=2.0, reason="good"),
-        Candidate.model_construct(fragment=broken, score=score, reason="bad"),
+    context.fragments[context.table[position]["fragment"]] = broken
+    candidates: list[Candidate] = [
+        Candidate(fragment=fragment, score=2.0 - number, reason="as scripted")
+        for number, fragment in enumerate(fragments)
     ]
+    candidates[position] = Candidate.model_construct(fragment=broken, score=score, reason="bad")
     strategy = ScriptedStrategy(name, lambda request, budget: candidates)
     context.strategies[name] = strategy
     register_strategy(context, strategy)
