@@ -90,6 +90,56 @@ Feature: The budget is for using
     Then the context holds "nav.md#n1, nav.md#n2, nav.md#n3, nav.md#n4, nav.md#n5", each at depth 9
     And the context uses at most the budget
 
+  Scenario: Equal texts are charged once against the allocation
+    # heavy's copies (the same text under another path) cost its allocation nothing: all
+    # four of its texts lie within it, and are packed before light's, which is worth less.
+    Given the setting "strategies.heavy.weight" is 4.0
+    And a strategy "heavy" that proposes nodes at several depths, best first:
+      | node | depth | tokens | text of |
+      | h0   | 9     | 100    |         |
+      | c0   | 9     | 100    | h0      |
+      | h1   | 9     | 100    |         |
+      | c1   | 9     | 100    | h1      |
+      | h2   | 9     | 100    |         |
+      | h3   | 9     | 100    |         |
+    And a strategy "light" that proposes 1 fragments of about 100 tokens each
+    When I ask for "budgets" within 600 tokens
+    Then the context holds the fragments "h0, h1, h2, h3, light-0" in this order
+
+  Scenario: Candidates that fill an allocation to its last token all lie within it
+    # heavy's four texts add up to its allocation exactly: all lie within it, and are
+    # packed before light's, which is worth less and then finds no room.
+    Given the setting "strategies.heavy.weight" is 4.0
+    And a strategy "heavy" that proposes 4 fragments filling its allocation exactly
+    And a strategy "light" that proposes 1 fragments of about 100 tokens each
+    When I ask for "budgets" within 700 tokens
+    Then the context holds the fragments "heavy-0, heavy-1, heavy-2, heavy-3" in this order
+    And the fragment "light-0" is dropped with a reason mentioning "budget"
+
+  Scenario: Text beyond one strategy's allocation but within another's is packed among what lies within
+    # x lies beyond heavy's allocation but within light's: it is packed by its fused score
+    # among what lies within the allocations, ahead of heavy's h2 and h3.
+    Given the setting "strategies.heavy.weight" is 4.0
+    And a strategy "heavy" that proposes nodes at several depths, best first:
+      | node | depth | tokens |
+      | h0   | 9     | 100    |
+      | h1   | 9     | 100    |
+      | h2   | 9     | 100    |
+      | h3   | 9     | 100    |
+      | x    | 9     | 100    |
+    And a strategy "light" that proposes nodes at several depths, best first:
+      | node | depth | tokens | text of |
+      | lx   | 9     | 100    | x       |
+    When I ask for "budgets" within 600 tokens
+    Then the report of "heavy" says ok with a reason mentioning "1 candidates beyond its allocation"
+    And the context holds the fragments "h0, h1, x, h2, h3" in this order
+
+  Scenario: A strategy's list is read until it holds twice the allocation, the rest left out unchecked
+    Given a strategy "greedy" that proposes 24 fragments of about 50 tokens each
+    When I ask for "budgets" within 300 tokens
+    Then the fragment "greedy-20" is dropped with a reason mentioning "budget: greedy's list already held 2x its allocation of"
+    And the fragment "greedy-23" is dropped with a reason mentioning "unchecked"
+
   Scenario: The keyword strategy proposes enough to fill a large budget
     Given a document "docs/notes.md" with 400 short sections about budgets
     And the project is indexed

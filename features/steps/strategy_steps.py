@@ -18,6 +18,7 @@ from testkit import (
     hang_of,
     in_context,
     make_fragment,
+    named,
     propose,
     register_strategy,
     result,
@@ -275,17 +276,60 @@ def strategy_bulky(context: Context, name: str, count: int, tokens: int) -> None
     _add(context, ScriptedStrategy(name, propose(fragments)))
 
 
+def _text_of_exactly(tokens: int, prefix: str) -> str:
+    """Distinct words padded with " a" (one token each) to exactly `tokens` tokens."""
+    tokenizer = get_tokenizer(DEFAULT_TOKENIZER)
+    words: list[str] = []
+    while tokenizer.count(" ".join([*words, f"{prefix}w{len(words)}"])) <= tokens - 8:
+        words.append(f"{prefix}w{len(words)}")
+    text = " ".join(words)
+    while tokenizer.count(text) < tokens:
+        text += " a"
+    assert tokenizer.count(text) == tokens, (tokens, tokenizer.count(text))
+    return text
+
+
+@given('a strategy "{name}" that proposes {count:d} fragments filling its allocation exactly')
+def strategy_filling_exactly(context: Context, name: str, count: int) -> None:
+    """Texts whose tokens add up to the allocation the strategy is given, to the last one;
+    named `NAME-0`, `NAME-1`... once it made them.
+    """
+
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        fragments: list[ContextFragment] = []
+        for number in range(count):
+            share = budget // count + (1 if number < budget % count else 0)
+            fragment = make_fragment(
+                f"uko://doc/{name}.md#part-{number}",
+                _text_of_exactly(share, f"{name}{number}"),
+                f"{name}.md",
+                number * 10 + 1,
+                number * 10 + 9,
+            )
+            context.fragments[f"{name}-{number}"] = fragment
+            fragments.append(fragment)
+        return propose(fragments)(request, budget)
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
 @given('a strategy "{name}" that proposes nodes at several depths, best first:')
 def strategy_proposing_depths(context: Context, name: str) -> None:
     """Rows `| node | depth | tokens |`: a text of about `tokens` tokens for the node at that
-    depth; a node's depths share its lines, as a node's stored depths do.
+    depth; a node's depths share its lines, as a node's stored depths do. An optional
+    `text of` column names a node of the scenario whose text the row repeats (a copy).
     """
     lines: dict[str, int] = {}
     fragments: list[ContextFragment] = []
     for row in context.table:
         node, depth = row["node"], cast(DetailDepth, int(row["depth"]))
         start = lines.setdefault(node, len(lines) * 10 + 1)
-        text = _text_of_about(int(row["tokens"]), f"{node}d{depth}")
+        copied = row.get("text of", "")
+        text = (
+            named(context, copied).text
+            if copied
+            else _text_of_about(int(row["tokens"]), f"{node}d{depth}")
+        )
         fragment = make_fragment(
             f"uko://doc/{name}.md#{node}", text, f"{name}.md", start, start + 8, depth
         )
