@@ -78,6 +78,21 @@ Feature: Finding code from what a request points at, by the structure of the cod
     When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
     Then the context holds "shop/receipts.py#print_receipt"
 
+  Scenario: Reach halves with every hop, and an edge walked against its direction weighs 0.8 of it
+    # Without PageRank a node's score is its reach over the best reach: checkout calls the
+    # focus (1.0 x 0.8 x 0.5), print_receipt calls checkout (0.4 x 0.8 x 0.5).
+    Given the navigator option "pagerank_weight" is 0.0
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the reason of "shop/checkout.py#checkout" mentions "score 0.400"
+    And the reason of "shop/receipts.py#print_receipt" mentions "score 0.160"
+
+  Scenario: At most max_neighbours edges are followed from a node, the heaviest first
+    Given the navigator option "max_neighbours" is 1
+    And the navigator option "depth_first_hops" is 0
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context holds "shop/checkout.py#checkout"
+    And the context does not hold "shop/pricing.py"
+
   Scenario: An edge type weighed 0 is not walked; the others still are
     Given the packer weighs relevance only
     And the navigator option "calls_weight" is 0
