@@ -141,13 +141,16 @@ def write_files(root: Path, files: dict[str, str]) -> None:
 # -- the scenario's pipeline ---------------------------------------------------------------
 
 
-#: Deadlines no busy machine runs into. What a scenario asks of a strategy must not depend
-#: on how loaded the machine is: a process's first request imports faiss and loads a model
-#: inside its strategy's deadline (half a second on a quiet machine, seconds on a busy
-#: one). Scenarios about deadlines set their own, which win.
+#: Deadlines and time limits no busy machine runs into. What a scenario asks of a strategy
+#: must not depend on how loaded the machine is: a process's first request imports faiss
+#: and loads a model inside its strategy's deadline (half a second on a quiet machine,
+#: seconds on a busy one), and the navigator's first walk waits for the graph's edges
+#: within its total limit. Scenarios about deadlines and limits set their own, which win.
 UNHURRIED: dict[str, object] = {
     "executor.deadline_ms": 120_000,
     "executor.strategy_deadline_ms": 60_000,
+    "strategies.breadth-depth-navigator.options.time_limit_ms": 30_000,
+    "strategies.breadth-depth-navigator.options.total_limit_ms": 50_000,
 }
 
 
