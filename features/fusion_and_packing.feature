@@ -52,6 +52,16 @@ Feature: Fusing what strategies propose and packing it into the budget
     Then the context holds 1 fragment
     And the fragments of "a, b, c" left out are listed in dropped[] by their ids
 
+  Scenario: A strategy that proposes one text twice counts once, at its best rank
+    Given a strategy "first" that proposes:
+      | fragment | path    | lines | text                          |
+      | x        | x.md    | 1-5   | The allocator splits budgets. |
+      | y        | y.md    | 1-5   | Fusion keeps provenance.      |
+      | copy     | copy.md | 1-5   | The allocator splits budgets. |
+    When I ask for "budgets" within 1000 tokens
+    Then the fragment "x" has the fused score 0.166667
+    And the fragment "x" was proposed by "first" at rank 1 only
+
   Scenario: A vote that only echoes a search another strategy runs counts only for what nobody else proposed
     Given a strategy "first" that proposes:
       | fragment | path | lines | text                          |

@@ -40,6 +40,14 @@ def proposed_by_both(
     assert votes == sorted([(first, first_rank), (second, second_rank)]), votes
 
 
+@then('the fragment "{name}" was proposed by "{strategy}" at rank {rank:d} only')
+def proposed_once(context: Context, name: str, strategy: str, rank: int) -> None:
+    fragment = in_context(context, name)
+    assert fragment is not None, f"{name} is not in the context"
+    votes = [(vote.strategy, vote.rank) for vote in fragment.provenance]
+    assert votes == [(strategy, rank)], votes
+
+
 @then("the context holds {count:d} fragment")
 @then("the context holds {count:d} fragments")
 def holds_count(context: Context, count: int) -> None:
