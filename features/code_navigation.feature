@@ -93,6 +93,14 @@ Feature: Finding code from what a request points at, by the structure of the cod
     Then the context holds "shop/checkout.py#checkout"
     And the context does not hold "shop/pricing.py"
 
+  Scenario: Nodes of equal score are proposed in the order of their URIs
+    # start calls 24 functions, each one hop away with the same score. A small budget
+    # asks for 20 nodes at least: the focus and the first 19 functions by URI.
+    Given a file "core.py" whose function "start" calls 24 functions f00, f01 and on
+    And the project is indexed
+    When I ask for "what does this do?" within 100 tokens focused on "start" using only the navigator
+    Then the navigator proposed "core.py#f18" but not "core.py#f19"
+
   Scenario: An edge type weighed 0 is not walked; the others still are
     Given the packer weighs relevance only
     And the navigator option "calls_weight" is 0

@@ -170,6 +170,34 @@ def _slow_graph(context: Context, slowed: Callable[[GraphView], object]) -> None
     store.backends = slow  # type: ignore[method-assign]
 
 
+@given('a file "{path}" whose function "start" calls {count:d} functions f00, f01 and on')
+def file_of_callees(context: Context, path: str, count: int) -> None:
+    names = [f"f{number:02d}" for number in range(count)]
+    lines = ["def start():", "    return " + " + ".join(f"{name}()" for name in names), ""]
+    for number, name in enumerate(names):
+        lines += [
+            "",
+            f"def {name}():",
+            f'    """Part {number} of the sum."""',
+            f"    return {number}",
+            "",
+        ]
+    (context.project / path).write_text("\n".join(lines), encoding="utf-8")
+
+
+def _proposed(context: Context) -> set[str]:
+    """The nodes ("path#anchor") the last request proposed: in the context or dropped."""
+    assembled = result(context)
+    uris = [f.uko_uri for f in assembled.fragments] + [d.uko_uri for d in assembled.dropped]
+    return {uri.split("/", 3)[3] for uri in uris}
+
+
+@then('the navigator proposed "{first}" but not "{second}"')
+def proposed_not(context: Context, first: str, second: str) -> None:
+    proposed = sorted(_proposed(context))
+    assert first in proposed and second not in proposed, f"it proposed {proposed}"
+
+
 @given("the packer weighs relevance only")
 def relevance_only(context: Context) -> None:
     _reopened_with(context, "packing.mmr_lambda", 1.0)
