@@ -101,6 +101,14 @@ Feature: Finding code from what a request points at, by the structure of the cod
     When I ask for "what does this do?" within 100 tokens focused on "start" using only the navigator
     Then the navigator proposed "core.py#f18" but not "core.py#f19"
 
+  Scenario: Depth first stops once the nodes reached hold twice the allocation
+    # A step past max_hops reaches print_receipt; then the nodes reached hold enough for a
+    # budget of 60 tokens, and the walk goes no further (Order.__init__ would be next).
+    Given the navigator option "max_hops" is 1
+    And the navigator option "depth_first_hops" is 3
+    When I ask for "what does this do?" within 60 tokens focused on "apply_discount" using only the navigator
+    Then the navigator proposed "shop/receipts.py#print_receipt" but not "shop/models.py#Order.__init__"
+
   Scenario: An edge type weighed 0 is not walked; the others still are
     Given the packer weighs relevance only
     And the navigator option "calls_weight" is 0
