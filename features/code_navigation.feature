@@ -109,6 +109,13 @@ Feature: Finding code from what a request points at, by the structure of the cod
     When I ask for "what does this do?" within 60 tokens focused on "apply_discount" using only the navigator
     Then the navigator proposed "shop/receipts.py#print_receipt" but not "shop/models.py#Order.__init__"
 
+  Scenario: In a code question, a test that the query's words point at weighs less as a starting point
+    # test_pricing.py holds the query's words more often than pricing.py; as a seed of a
+    # code question it weighs non_source_factor (0.2) as much, and pricing.py ranks first.
+    Given the packer weighs relevance only
+    When I ask for "discount of a discounted order" as a code question within 2000 tokens using only the navigator
+    Then "shop/pricing.py" comes before "tests/test_pricing.py" in the navigator's list
+
   Scenario: An edge type weighed 0 is not walked; the others still are
     Given the packer weighs relevance only
     And the navigator option "calls_weight" is 0
