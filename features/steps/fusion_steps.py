@@ -112,9 +112,7 @@ def strategy_proposing_stored(context: Context, name: str, uris: str) -> None:
         assert full.detail_depth == 9, full
         context.fragments[uri.partition("#")[2]] = full
         fragments.append(full)
-    strategy = ScriptedStrategy(name, propose(fragments))
-    context.strategies[name] = strategy
-    register_strategy(context, strategy)
+    register_strategy(context, ScriptedStrategy(name, propose(fragments)))
 
 
 @when(
