@@ -3,6 +3,7 @@
 
     nox                      # every gate, in order
     nox -s tests robot       # just the behave scenarios and the Robot suites
+    nox -s scope_fuzz        # the scope fuzz test at 10,000 cases (not by default)
     nox -s eval              # contextpipe eval beir on the shared SciFact data (not by default)
     nox -s fileloc           # contextpipe eval fileloc on click and httpx (not by default)
 """
@@ -94,6 +95,18 @@ def fuzz(session: nox.Session) -> None:
     """
     cases = os.environ.get("CONTEXTPIPE_FUZZ_CASES", "10000")
     behave = "behave features/plugin_fuzz.feature --format plain --no-capture".split()
+    session.run(*behave, env={"CONTEXTPIPE_FUZZ_CASES": cases})
+
+
+@nox.session
+def scope_fuzz(session: nox.Session) -> None:
+    """The scope fuzz test (features/scope_fuzz.feature) at 10,000 cases: generated
+    strategies that widen their filters or guess other scopes' names; CONTEXTPIPE_FUZZ_CASES
+    sets another count. Not a default session.
+    """
+    _models(session)
+    cases = os.environ.get("CONTEXTPIPE_FUZZ_CASES", "10000")
+    behave = "behave features/scope_fuzz.feature --format plain --no-capture".split()
     session.run(*behave, env={"CONTEXTPIPE_FUZZ_CASES": cases})
 
 

@@ -51,6 +51,18 @@ Feature: Sharing the token budget between strategies
       | lexical  | 250    |
       | semantic | 750    |
 
+  Scenario: A cap in tokens holds beside the cap fraction, whichever is lower
+    Given strategies claiming the budget:
+      | strategy | weight | quality | confidence | cap | cap tokens |
+      | lexical  | 3      | 1.0     | 1.0        | 0.5 | 100        |
+      | semantic | 1      | 1.0     | 1.0        | 0.5 | 800        |
+    When 1000 usable tokens are shared
+    Then the shares are:
+      | strategy | tokens |
+      | lexical  | 100    |
+      | semantic | 500    |
+    And 400 tokens stay in the pool
+
   Scenario: What no strategy can take stays in the pool
     Given strategies claiming the budget:
       | strategy | weight | quality | confidence | cap |

@@ -147,6 +147,25 @@ Feature: The budget is for using
     Then the context uses at least 90 % of the budget
     And the report of "simple-keyword" says ok
 
+  Scenario Outline: What a strategy that <fails> was allotted goes to the strategy that delivered
+    # A strategy proposes for its allocation: simple-keyword, given a quarter of the budget
+    # beside a strategy of higher quality, proposes for a quarter and fills little more.
+    # Asked again with what the other returned, it fills the budget as it does alone.
+    Given the setting "strategies.stuck.deadline_ms" is 200
+    And a document "docs/notes.md" with 400 short sections about budgets
+    And the project is indexed
+    And a strategy "<name>" that <fails>
+    When I ask for "budgets" within 1500 tokens using only the strategies "simple-keyword, <name>"
+    Then the context uses at least 90 % of the budget
+    And the report of "<name>" says <status>
+    And the report of "simple-keyword" says ok with a reason mentioning "asked again with"
+
+    Examples:
+      | fails                                  | name    | status  |
+      | raises RuntimeError "index on fire"    | failing | error   |
+      | never returns from retrieve            | stuck   | timeout |
+      | proposes only candidates with a forged hash | forger  | ok      |
+
   Scenario: The keyword strategy makes no more candidates than a small allocation needs
     # Acceptance reads a list only until it holds twice the allocation: candidates made
     # past that were listed in dropped[] unchecked, each with a reason built for nothing.

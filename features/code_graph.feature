@@ -504,7 +504,7 @@ Feature: The UKO graph connects code and documents with typed edges
     And the graph's edges and counts are noted
     And the store is turned back into layout 7, as the previous version wrote it
     When I ask for "order" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 7, this contextpipe reads 11; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 7, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the project
     Then the index summary counts:
       | what            | count |
@@ -516,7 +516,7 @@ Feature: The UKO graph connects code and documents with typed edges
     And the graph's edges and counts are noted
     And the store is turned back into layout 9, as the previous version wrote it
     When I ask for "order" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 9, this contextpipe reads 11; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 9, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the project
     Then the index summary counts:
       | what            | count |

@@ -64,7 +64,7 @@ Feature: Finding the turns of a conversation that answer a question
       | Gate 9 of the depot opens   |         |      | 2024-05-07T10:00:00.900000 |
     When the conversation "chat.json" is imported for the user "anna"
     And the vectors are computed
-    And I ask for "Which fantasy novel for the flight?" within 1000 tokens in the paths "memory:*" as user "anna" using only the strategy "relevance"
+    And I ask for "Which fantasy novel for the flight?" within 1000 tokens in the paths "uko://memory/*" as user "anna" using only the strategy "relevance"
     Then the memory in the context starts with the turns "t1, t2, t3"
     And the turns following "t1" are "t2, t3"
 

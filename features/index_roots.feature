@@ -185,7 +185,7 @@ Feature: Each indexed root keeps its own files; what is indexed is what was name
     And the project is indexed
     And the store is turned back into layout 3, as the previous version wrote it
     When I ask for "budget" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 3, this contextpipe reads 11; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 3, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the folder "docs"
     Then the index run indexed 0 files, found 1 unchanged and removed 0
     And the store holds the files:
@@ -194,3 +194,14 @@ Feature: Each indexed root keeps its own files; what is indexed is what was name
       | docs/guide.md     |
       | src/app.py        |
     And every stored fragment's token count is its o200k_base count
+
+  Scenario Outline: Naming something that is not a regular file or a folder is a one-line error, and nothing is read
+    Given a FIFO "docs/pipe" that no process writes to
+    When I run "contextpipe index <path>"
+    Then the command fails with one line on stderr naming "<path>: not a regular file or a folder"
+    And the project has no store
+
+    Examples:
+      | path      |
+      | docs/pipe |
+      | /dev/zero |

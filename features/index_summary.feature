@@ -45,7 +45,7 @@ Feature: The summary of an index run, and the graph's counts
     And the project is indexed
     And the store is turned back into layout 4, as the previous version wrote it
     When I ask for "double" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 4, this contextpipe reads 11; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 4, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the project
     Then the index summary counts:
       | what            | count |

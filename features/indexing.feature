@@ -267,6 +267,54 @@ Feature: Indexing a folder into the embedded store, and keyword search over it
     When I index the folder "manual"
     Then the index run saw 2 files and skipped them as "larger than 200 bytes" and "binary or not UTF-8"
 
+  Scenario Outline: A file that <change> between the walk and its reading is skipped, and the run completes
+    When "docs" is indexed while "docs/notes.txt" <change> between the walk and its reading
+    Then the index run skipped "docs/notes.txt" as "<reason>" and indexed 2 files
+    And searching for "pip" finds "uko://doc/docs/guide.md#installation"
+    And the store has no fragment of "docs/notes.txt"
+
+    Examples:
+      | change           | reason                  |
+      | vanishes         | vanished during the run |
+      | changes          | changed during the run  |
+      | becomes a folder | not a regular file      |
+
+  Scenario: A changed file that changes again during the run keeps what was indexed of it; the next run indexes it
+    Given the folder "docs" is indexed
+    When I change "docs/notes.txt" to:
+      """
+      The first paragraph now mentions giraffes.
+      """
+    And "docs" is indexed while "docs/notes.txt" changes between the walk and its reading
+    Then the index run skipped "docs/notes.txt" as "changed during the run" and indexed 0 files
+    And searching for "zebras" finds "uko://doc/docs/notes.txt#paragraph-1"
+    When I index the folder "docs"
+    Then the index run indexed 1 files, found 2 unchanged and removed 0
+    And searching for "okapis" finds "uko://doc/docs/notes.txt#paragraph-1"
+
+  Scenario Outline: Indexing from a Python script never runs the script again, <guard>
+    Given a folder "big" of 48 markdown files, 4.5 MB in all: enough for worker processes
+    And a script "index_big.py" that notes each run of its module code, then indexes "big", <guard>
+    When I run the script
+    Then it succeeded, its module code ran once, and worker processes parsed the files
+    And the store holds the 48 files of "big"
+
+    Examples:
+      | guard                                       |
+      | at module level, as the README does         |
+      | under an `if __name__ == "__main__":` guard |
+
+  Scenario Outline: Indexing ended by <signal> while worker processes parse leaves no process behind and says nothing
+    Given a folder "big" of 48 markdown files, 4.5 MB in all: enough for worker processes
+    And a script "index_big.py" that indexes "big" and sends itself <signal> when it writes the first parsed file
+    When I run the script
+    Then it was ended by <signal>, and once every process it started had ended, its stderr was empty
+
+    Examples:
+      | signal  |
+      | SIGKILL |
+      | SIGTERM |
+
   Scenario: Touching a file without changing it does not re-index it
     Given the folder "docs" is indexed
     When I touch "docs/guide.md"

@@ -1,9 +1,10 @@
 Feature: Memory items: notes and conversations with a time and a scope
   An agent keeps what it learns as memory items: text with a timestamp, seen by one session,
   one user, or every request (`contextpipe remember "text" --session S --at TIME`,
-  `Pipeline.remember`). Items are fragments like any other: searched, embedded, nodes of
-  the graph (`uko://memory/...`). The store keeps a session's memory out of every other
-  session's requests, whatever a strategy asks for, and re-indexing files never removes it.
+  `Pipeline.remember`). Items are fragments like any other: searched, embedded, each a
+  node `uko://memory/...` of its own, but no part of the graph every request shares. The
+  store keeps a session's memory out of every other session's requests, whatever a
+  strategy asks for, and re-indexing files never removes it.
 
   Background:
     Given a file "docs/guide.md" containing:
@@ -90,13 +91,50 @@ Feature: Memory items: notes and conversations with a time and a scope
     When memory is forgotten without naming a session, a user or global memory
     Then it fails saying "name one session, one user, or global memory to forget"
 
-  Scenario: A memory item is a fragment with its time, and a node of its own in the graph
+  Scenario: A memory item is a fragment with its time, and no part of the graph every request shares
     Given the memory items:
       | text                          | session | user | at                     | id    | speaker |
       | I moved the cron job to 6 am  | s-ops   |      | 2024-05-07T10:00+02:00 | ops-1 | Dana    |
     When I ask for "cron job" within 300 tokens as session "s-ops"
     Then the context holds a fragment of node "uko://memory/session/s-ops/ops-1" reading "[2024-05-07 08:00] Dana: I moved the cron job to 6 am", modified at "2024-05-07T08:00:00+00:00"
-    And the graph knows "uko://memory/session/s-ops/ops-1" as a memory node with no edges
+    And the graph knows nothing of "uko://memory/session/s-ops/ops-1": no node, no rank, no count
+
+  Scenario: Two owners' items never take each other's place, whatever their owner and id strings
+    # Owner and id were joined by '/' unescaped: team/alice's "ledger" and team's
+    # "alice/ledger" were one stored item, the second replacing the first.
+    Given the memory items:
+      | text                                 | session    | user     | at               | id           |
+      | Alice keeps the ledger in a binder   | team/alice |          | 2024-05-07T10:00 | ledger       |
+      | The team ledger lives on the wiki    | team       |          | 2024-05-07T11:00 | alice/ledger |
+      | Bob keeps the budget in a drawer     |            | team/bob | 2024-05-07T12:00 | budget       |
+      | The team budget lives in the drive   |            | team     | 2024-05-07T13:00 | bob/budget   |
+    And a conversation file "talk.json" with the turns:
+      | id           | speaker | time                | text                                  |
+      | bob/budget   | Ann     | 2024-05-08T10:00:00 | The imported budget note stays apart  |
+    When the conversation "talk.json" is imported for the user "team"
+    Then a request about "ledger budget" sees exactly this memory, with each strategy alone and with the default mix:
+      | session    | user     | memory                                                                 |
+      | team/alice |          | Alice keeps the ledger in a binder                                     |
+      | team       |          | The team ledger lives on the wiki                                      |
+      |            | team/bob | Bob keeps the budget in a drawer                                       |
+      |            | team     | The imported budget note stays apart                                   |
+    When the memory of session "team" is forgotten
+    Then a request about "ledger" as session "team/alice" holds the memory "Alice keeps the ledger in a binder"
+
+  Scenario: Indexing a file named like a memory item leaves the item alone
+    # A file's stored path could equal a memory item's (`memory:session/s1/notes`), and
+    # indexing it replaced the item, forgetting it removed the item.
+    Given the memory items:
+      | text                                 | session | user | at               | id    |
+      | The vault code is in the safe        | s1      |      | 2024-05-07T10:00 | notes |
+    And a file "memory:session/s1/notes" containing:
+      """
+      An ordinary file about the vault.
+      """
+    When the project is indexed again
+    And the folder "memory:session" is forgotten
+    Then a request about "vault" as session "s1" holds the memory "The vault code is in the safe"
+    And the store counts 1 files
 
   Scenario: Naming another session's memory item as a focus does not reach it
     # A focus is resolved against the graph's names, where a memory node has a name too:
@@ -108,6 +146,16 @@ Feature: Memory items: notes and conversations with a time and a scope
     Then the context holds no memory
     When session "s-bob" asks the navigator alone for "vault key" focused on "memory alice-1"
     Then the context holds no memory
+
+  Scenario: Memory of any year is kept, in order of time
+    # Nanoseconds since 1970 overflowed outside 1677-2262: a traceback, and nothing kept.
+    Given the memory items:
+      | text                                  | session | user | at               |
+      | The charter of the guild was sealed   | s-1     |      | 1500-03-01T10:00 |
+      | The guild charter is renewed again    | s-1     |      | 2300-03-01T10:00 |
+    When I ask for "guild charter" within 500 tokens as session "s-1"
+    Then the context holds 2 memory fragment
+    And the newest memory of session "s-1" reads "[2300-03-01 10:00] The guild charter is renewed again"
 
   Scenario: Remembering the same item twice keeps it once
     Given the memory items:
@@ -142,10 +190,27 @@ Feature: Memory items: notes and conversations with a time and a scope
       | [{"id": "D1:1", "speaker": "Ann", "time": "May 7th", "text": "hi"}]         | talk.json: turn 1: "time" 'May 7th' is not an ISO 8601 time |
       | [{"id": "a", "speaker": "A", "time": "2024-05-07", "text": "x"}, {"id": "a", "speaker": "A", "time": "2024-05-07", "text": "y"}] | talk.json: turn 2: "id" 'a' appears twice |
 
+  Scenario: A store of layout 11 moves its memory under the items' node URIs on the next write, keeping every item
+    Given the memory items:
+      | text                                 | session    | user | at               | id     |
+      | Alice keeps the ledger in a binder   | team/alice |      | 2024-05-07T10:00 | ledger |
+      | Everyone signs the ledger on Monday  |            |      | 2024-05-07T11:00 | sign   |
+    And the store is turned back into layout 11, as the previous version wrote it
+    When I ask for "ledger" within 400 tokens
+    Then the assembly fails with StoreError saying "index has layout 11, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
+    Given the memory items:
+      | text                                 | session | user | at               | id     |
+      | The team ledger lives on the wiki    | team    |      | 2024-05-07T12:00 | alice/ledger |
+    Then a request about "ledger" sees exactly this memory, with each strategy alone and with the default mix:
+      | session    | user | memory                                                                   |
+      | team/alice |      | Alice keeps the ledger in a binder, Everyone signs the ledger on Monday |
+      | team       |      | The team ledger lives on the wiki, Everyone signs the ledger on Monday  |
+    And every memory item is stored under its node URI
+
   Scenario: A store of layout 8 is upgraded in place by the next write, keeping every file
     Given the store is turned back into layout 8, as the previous version wrote it
     When I ask for "deployed" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 8, this contextpipe reads 11; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 8, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
     Given the memory items:
       | text                              | session | user | at               |
       | The switch is flipped by Dana     | s-1     |      | 2024-05-07T10:00 |

@@ -69,6 +69,33 @@ Feature: Strategy plugins
     And the plugin "cp-slow-plugin" took at least 1300 ms to load
     And the log warns that the plugin "cp-slow-plugin" is slow, with its load time
 
+  Scenario Outline: A plugin still loading after the bound is left out and reported, and the others work
+    # Every command loads every plugin: a 10 s hook made every command 10 s slower. The
+    # plugin takes ten times the bound here, so no busy machine can make it look in time.
+    Given the setting "plugins.load_timeout_ms" is 200
+    And the installed package "cp-stalled-plugin" takes <import_s> seconds to import and <hook_s> seconds in its hook to provide the strategy "stalled"
+    And the sample documentation is indexed
+    When I ask for "how is the budget split?" within 800 tokens
+    Then the plugin "cp-stalled-plugin" is broken with an error mentioning "left out: still loading after 200 ms (its import and its hook); every command would wait for it"
+    And no strategy called "stalled" is registered
+    And the report of "simple-keyword" says ok
+    And the context holds a fragment proposed by "simple-keyword" of plugin "contextpipe 0.1.0"
+
+    Examples:
+      | import_s | hook_s |
+      | 2        | 0      |
+      | 0        | 2      |
+
+  Scenario: On a busy machine no built-in plugin is reported as slow
+    # Built-in plugins are contextpipe's own code: their load time is contextpipe's, and a
+    # busy machine makes any import slow. The clock here runs 1.5 s ahead at every reading:
+    # every plugin seems to take that long to load.
+    Given the installed package "cp-demo-plugin" provides the strategy "demo" through its entry point
+    And plugins' load times are read from a clock that runs 1.5 seconds ahead at every reading
+    When the plugins are discovered while capturing the log
+    Then the log warns that the plugin "cp-demo-plugin" is slow, with its load time
+    And no built-in plugin is marked slow
+
   Scenario: A plugin denied in config.toml does not load
     Given the project config file:
       """

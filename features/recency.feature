@@ -41,6 +41,15 @@ Feature: The recency strategy weighs matches by their age
     And the reason for "old" reads "from 2024-05-01 10:00, the newest match (weight 1.000, half-life 30 d); BM25 matched deploy, freeze"
     And asking the same again gives byte-identical JSON
 
+  Scenario: What came after a request's as_of is left out of every strategy's reads
+    # as_of was the recency strategy's alone: the keyword, semantic and relevance
+    # strategies proposed items from after it.
+    Given the file "docs/freeze.md" about the deploy freeze modified at "2024-05-20T10:00"
+    And the file "docs/early.md" about the deploy freeze modified at "2024-04-20T10:00"
+    And the project is indexed
+    And the vectors are computed
+    Then a request about "deploy freeze" as of "2024-05-15T10:00" holds nothing from after it, with each strategy alone and with the default mix, and holds "old, docs/early.md"
+
   Scenario: Without a reference time, scores and reasons do not change as time passes
     When I ask recency alone for "deploy freeze" now
     And I ask recency alone for "deploy freeze" a year from now

@@ -92,6 +92,40 @@ Feature: Search by meaning
     And the damaged vectors file was kept beside the store
     And the report of "semantic-embedding" says skipped with a reason mentioning "no vectors of embedder"
 
+  Scenario Outline: Random values written over the saved <file> are never served as similarities
+    Search maps the matrix a query built and saved rather than read every vector again; its
+    files carry checksums, and a file that fails its one is built again from the vectors'
+    database. Before, a matrix of random values gave "similarity 1.016 to the query".
+    Given 300 more short documents
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    And the saved <file> of the store is written over with random values (seed 3)
+    And I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context and its reasons are those of the first answer
+    And the checksum of the saved <file> holds again
+
+    Examples:
+      | file          |
+      | vector matrix |
+      | row ids       |
+
+  Scenario: Random values written over the saved approximate index are never searched
+    Given the setting "store.approximate_vectors_above" is 100
+    And 300 more short documents
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then every reason from "semantic-embedding" says "approximate search"
+    When the saved approximate index of the store is written over with random values (seed 3)
+    And I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context starts with the document "docs/puppy.md"
+    And no reason from "semantic-embedding" says "approximate search"
+    When the project is indexed again and its vectors are computed
+    And I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then every reason from "semantic-embedding" says "approximate search"
+    And the checksum of the saved approximate index holds again
+
   Scenario: A killed embedding run keeps what it committed, and the next run goes on from there
     Given 300 more short documents
     And the project is indexed

@@ -440,6 +440,22 @@ Feature: Every store backend keeps the same promises
       | s-b     | u-1  | b1, g1, u1                                  |
       |         |      | g1                                          |
 
+  Scenario: Another scope's memory changes no keyword score a request is given
+    # BM25's statistics counted every fragment: memory of another session holding a word
+    # lowered the scores of the asking session's matches for it, which told the asking
+    # session that someone else had said it.
+    Given every project is indexed
+    When every store keeps the memory items:
+      | id | text                                 | scope   | owner | at                        |
+      | b1 | The token budget of the ledger       | session | s-b   | 2024-03-04T12:00:00+00:00 |
+    And every store notes the keyword scores session "s-b" is given for "token budget ledger" and for 'budget "the token budget"'
+    And every store keeps the memory items:
+      | id | text                                               | scope   | owner | at                        |
+      | a1 | The ledger budget: token budget, token budget      | session | s-a   | 2024-03-05T12:00:00+00:00 |
+      | a2 | Budget the ledger tokens, the token budget again   | session | s-a   | 2024-03-06T12:00:00+00:00 |
+      | u1 | My ledger of the token budget                      | user    | u-1   | 2024-03-07T12:00:00+00:00 |
+    Then every store gives session "s-b" the keyword scores it noted, to the bit
+
   Scenario: Memory is not a file: files and counts leave it out, and indexing again keeps it
     Given every project is indexed
     When every store keeps the memory items:

@@ -4,7 +4,10 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
   overwritten with something else or a dropped table stops every command with one line
   naming the file, what is wrong and what to run: `contextpipe index --rebuild PATH`, which
   moves the damaged store aside (nothing is deleted) and indexes into a new one. A first
-  index that was interrupted before it saved anything says so.
+  index that was interrupted before it saved anything says so. Damage further inside (a
+  page in the middle of a table or an index) is found by the first read that meets it, or
+  by `contextpipe index --check`, which reads everything; either way it is noted in the
+  store, and every command after it says so too, `index` included.
 
   Background:
     Given the sample documentation is indexed
@@ -29,10 +32,11 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
       | missing its keyword index | table text_postings is missing                  |
       | missing its generation    | no generation recorded                          |
 
-  Scenario: A keyword index that does not add up is reported as damaged by every search
+  Scenario: A keyword index that does not add up fails the request, and every command after it
     When the store's database is left with a keyword index entry cut short
     And I ask for "budget" within 400 tokens
-    Then the report of "simple-keyword" says error with a reason mentioning "damaged (keyword index: pending segment cut short); run `contextpipe index --rebuild PATH`"
+    Then the assembly fails with StoreError saying "damaged (keyword index: pending segment cut short); run `contextpipe index --rebuild PATH`"
+    And indexing the project fails with StoreError saying "damaged (keyword index: pending segment cut short)"
 
   Scenario: Rebuilding moves the damaged store aside, keeps it as it was, and indexes anew
     Given the store's database is cut in half
@@ -79,3 +83,74 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
     Given the pipeline has asked for "budget" from 2 threads at once
     When another pipeline moves the store aside and indexes the project anew
     Then a memory item the pipeline remembers now is in its next context
+
+  Scenario Outline: A page overwritten inside <name> is found by the full check, and said by every command after it
+    Given a project of 40 generated modules is indexed
+    When a page inside <name> of the index database is overwritten (seed <seed>)
+    Then checking the whole store fails with StoreError saying "index.sqlite3: damaged (<what>"
+    And indexing the project fails with StoreError saying "index.sqlite3: damaged (<what>"
+    And the assembly of "ledger invoice harbour" fails with StoreError saying "damaged (<what>"
+
+    Examples:
+      | name                         | seed | what                    |
+      | fragments                    | 1    | table fragments:        |
+      | fragments                    | 2    | table fragments:        |
+      | fragments_by_uri             | 3    | table fragments:        |
+      | sqlite_autoindex_fragments_1 | 4    | table fragments:        |
+      | edges                        | 5    | table edges:            |
+      | nodes_by_path                | 6    | table nodes:            |
+      | fts_content                  | 7    | table fts_content:      |
+      | text_segments                | 8    | table text_segments:    |
+
+  Scenario: Damage a request meets fails it in one line, and every command after it says so
+    The keyword index reads every pending segment of the index: a page of one overwritten is
+    met by the first query. Before, the query went on without its keyword search, and `index`
+    called every file unchanged, for ever.
+    Given a project of 40 generated modules is indexed
+    When a page inside text_segments of the index database is overwritten (seed 8)
+    And I ask for "ledger invoice harbour" within 300 tokens
+    Then the assembly fails with StoreError saying "index.sqlite3: damaged (database disk image is malformed); run `contextpipe index --rebuild PATH`"
+    And indexing the project fails with StoreError saying "damaged (database disk image is malformed)"
+    And every command fails in one line saying "damaged (database disk image is malformed); run `contextpipe index --rebuild PATH` to move it aside"
+
+  Scenario: A whole store passes the full check, which says what it read
+    Given a project of 40 generated modules is indexed
+    Then checking the whole store says "whole ("
+    And checking the whole store says "532 searchable fragments, 0 vectors checked"
+
+  Scenario: A store found whole again by the full check is no longer said to be damaged
+    A note of damage a reader made stays until the store is rebuilt, or a full check finds
+    nothing wrong (the disk reads the page right again).
+    Given a project of 40 generated modules is indexed
+    When a page inside text_segments of the index database is overwritten (seed 8)
+    And I ask for "ledger invoice harbour" within 300 tokens
+    And the overwritten page is written back as it was
+    Then indexing the project fails with StoreError saying "damaged (database disk image is malformed)"
+    And checking the whole store says "whole ("
+    When I index the project
+    Then the index summary counts:
+      | what          | count |
+      | files indexed | 0     |
+
+  Scenario: Rebuilding a store damaged inside a page moves it aside as damaged and recovers
+    Given a project of 40 generated modules is indexed
+    When a page inside fragments of the index database is overwritten (seed 1)
+    And the store is moved aside
+    Then it was moved to a sibling folder named like ".contextpipe.damaged-20250101T120000Z"
+    And the moved folder holds the damaged database, byte for byte
+    When I index the project
+    And I ask for "ledger invoice harbour" within 300 tokens
+    Then the context is not empty
+    And checking the whole store says "whole ("
+
+  Scenario Outline: Damage in the vectors' database is found by the full check (<damage>)
+    Given a project of 40 generated modules is indexed and embedded with wordllama
+    When <damage>
+    Then checking the whole store fails with StoreError saying "vectors.sqlite3: damaged (<what>"
+    And indexing the project fails with StoreError saying "vectors.sqlite3: damaged (<what>"
+    And the assembly of "ledger invoice harbour" fails with StoreError saying "vectors.sqlite3: damaged (<what>"
+
+    Examples:
+      | damage                                                                 | what                 |
+      | a page inside vectors of the vectors database is overwritten (seed 9)  | table vectors:       |
+      | the bytes of one stored vector are replaced with random ones (seed 9)  | the vector of text   |

@@ -72,7 +72,7 @@ Feature: The tiered strategy fills hot, then warm, then cold memory
       | text                                     | session | user | at               |
       | The next release slipped to Wednesday    | s-1     |      | 2024-05-30T10:00 |
     When session "s-1" asks tiered alone for "release"
-    Then tiered proposes "memory:session/s-1/*, docs/cold.md" first, in the tiers "warm, cold"
+    Then tiered proposes "uko://memory/session/s-1/*, docs/cold.md" first, in the tiers "warm, cold"
 
   Scenario: A user's memory, however recent, was not said in this session: it is cold
     Given the project is indexed

@@ -125,6 +125,53 @@ Strategies That Stall In can_handle Or Block Their Event Loop Do Not Hold The Qu
     Should Be Equal    ${report}[status]    ok
     Should Not Be Empty    ${context}[fragments]
 
+A Plugin Still Loading After The Bound Is Left Out And Listed As Broken
+    [Documentation]    Its hook takes 5 s, ten times the bound config.toml sets: the
+    ...    commands go on without it.
+    ${site}=    A Plugin Distribution    stalled    stalled_plugin
+    A Config File With    [plugins]    load_timeout_ms = 500
+    ${rows}=    Strategies As JSON    env:PYTHONPATH=${site}
+    ${row}=    Row For    ${rows}    stalled
+    Should Be Equal    ${row}[status]    broken
+    Should Be Equal    ${row}[error]
+    ...    left out: still loading after 500 ms (its import and its hook); every command would wait for it
+    ${row}=    Row For    ${rows}    simple-keyword
+    Should Be Equal    ${row}[status]    ok
+    ${context}=    Query As JSON    budget    300    env:PYTHONPATH=${site}
+    ${report}=    Report For    ${context}    simple-keyword
+    Should Be Equal    ${report}[status]    ok
+    Should Not Be Empty    ${context}[fragments]
+    [Teardown]    No Config File
+
+A KeyboardInterrupt Raised Inside A Plugin Is The Plugin's Error, Not The User's Ctrl-C
+    [Documentation]    The query answers, and the plugin's report says what it raised.
+    ${site}=    A Plugin Distribution    interrupting    interrupting_plugin
+    ${result}=    Run contextpipe    query    budget    --budget    300
+    ...    --strategy    interrupting    --strategy    simple-keyword    env:PYTHONPATH=${site}
+    Should Contain    ${result.stdout}    \### docs/
+    Should Contain    ${result.stderr}
+    ...    contextpipe: warning: interrupting: error: KeyboardInterrupt
+    Should Not Contain    ${result.stderr}    Aborted!
+
+A Real Ctrl-C Still Stops A Query That Waits For A Plugin
+    [Documentation]    SIGINT while a strategy has ten minutes left of its deadline: the
+    ...    command stops at once, with click's one word and no traceback.
+    ${site}=    A Plugin Distribution    interrupting    interrupting_plugin
+    A Config File With    [strategies.waiting]    deadline_ms = 600000
+    ${mark}=    Set Variable    ${PROJECT}/waiting-started
+    ${handle}=    Start Process    contextpipe    query    budget    --budget    300
+    ...    --deadline-ms    600000    --strategy    waiting    --strategy    simple-keyword
+    ...    cwd=${PROJECT}    env:PYTHONPATH=${site}    env:CONTEXTPIPE_TEST_WAITING_MARK=${mark}
+    Wait Until Created    ${mark}    timeout=60s
+    Send Signal To Process    SIGINT    ${handle}
+    # A minute is a tenth of what the strategy would keep the query waiting.
+    ${result}=    Wait For Process    ${handle}    timeout=60s    on_timeout=kill
+    Log Many    exit status ${result.rc}    stdout:\n${result.stdout}    stderr:\n${result.stderr}
+    Should Be Equal As Integers    ${result.rc}    1    the query did not stop on SIGINT
+    Should Be Equal    ${result.stderr.strip()}    Aborted!
+    Should Be Empty    ${result.stdout}
+    [Teardown]    No Config File
+
 A Plugin That Is Slow To Load Is Listed With Its Load Time And Warned About
     ${site}=    A Plugin Distribution    slow    slow_plugin
     ${result}=    Run contextpipe    strategies    env:PYTHONPATH=${site}

@@ -9,9 +9,15 @@ from behave.runner import Context
 from hypothesis import given as for_all
 from hypothesis import settings
 from hypothesis import strategies as st
-from testkit import assemble, report, result
+from testkit import ScriptedStrategy, assemble, make_fragment, register_strategy, report, result
 
-from contextpipe import AllocationRequest, BudgetAllocator, BudgetError, ContextRequest
+from contextpipe import (
+    AllocationRequest,
+    BudgetAllocator,
+    BudgetError,
+    Candidate,
+    ContextRequest,
+)
 
 
 @given("strategies claiming the budget:")
@@ -24,6 +30,7 @@ def claims_table(context: Context) -> None:
             confidence=float(row["confidence"]),
             floor_tokens=int(row["floor"]) if "floor" in row.headings else 0,
             cap_fraction=float(row["cap"]) if "cap" in row.headings else 1.0,
+            cap_tokens=int(row["cap tokens"]) if "cap tokens" in row.headings else None,
         )
         for row in context.table
     ]
@@ -66,6 +73,7 @@ _claims = st.lists(
         confidence=st.floats(0, 1),
         floor_tokens=st.integers(0, 3000),
         cap_fraction=st.floats(0.01, 1),
+        cap_tokens=st.one_of(st.none(), st.integers(0, 60_000)),
     ),
     max_size=6,
     unique_by=lambda claim: claim.name,
@@ -83,12 +91,20 @@ def allocator_property(context: Context, times: int) -> None:
         assert set(shares) == {claim.name for claim in claims}
         for claim in claims:
             cap = math.floor(claim.cap_fraction * usable) if claim.priority > 0 else 0
+            if claim.cap_tokens is not None:
+                cap = min(cap, claim.cap_tokens)
             assert 0 <= shares[claim.name] <= cap, (claim, shares)
         context.promises["cap"] += 1
         assert sum(shares.values()) <= usable, (usable, shares)
         context.promises["sum"] += 1
         active = [claim for claim in claims if claim.priority > 0]
-        room = sum(math.floor(claim.cap_fraction * usable) for claim in active)
+        room = sum(
+            min(
+                math.floor(claim.cap_fraction * usable),
+                usable if claim.cap_tokens is None else claim.cap_tokens,
+            )
+            for claim in active
+        )
         if active and room >= usable:
             # Whole tokens: at most one token per strategy is lost to rounding.
             assert sum(shares.values()) >= usable - len(active), (usable, claims, shares)
@@ -110,6 +126,25 @@ def sums_kept(context: Context) -> None:
 @then("the budget was used up whenever the caps allowed it")
 def used_up(context: Context) -> None:
     assert context.promises["used up"] > 0, "no example had room to use the budget up"
+
+
+@given('a strategy "{name}" that proposes only candidates with a forged hash')
+def strategy_forging_hashes(context: Context, name: str) -> None:
+    def forged(request: ContextRequest, budget: int) -> list[Candidate]:
+        fragments = [
+            make_fragment(f"uko://doc/forged.md#n{n}", f"Budgets, forged {n}.", "forged.md", n, n)
+            for n in range(1, 21)
+        ]
+        return [
+            Candidate(
+                fragment=fragment.model_copy(update={"content_hash": "0" * 64}),
+                score=1.0,
+                reason="forged",
+            )
+            for fragment in fragments
+        ]
+
+    register_strategy(context, ScriptedStrategy(name, forged))
 
 
 @when('I send a request for "{query}" with a budget of {budget:d} tokens')

@@ -5,6 +5,7 @@ every reader and the indexer say about it.
 from __future__ import annotations
 
 import os
+import random
 import re
 import sqlite3
 import subprocess
@@ -17,7 +18,7 @@ from typing import Any
 
 from behave import given, step, then, when
 from behave.runner import Context
-from testkit import pipeline
+from testkit import pipeline, run_contextpipe
 
 from contextpipe import Pipeline, StoreError
 
@@ -186,3 +187,148 @@ def another_pipeline_rebuilds(context: Context) -> None:
         other.index([context.project])
     finally:
         other.close()
+
+
+# -- damage inside pages ---------------------------------------------------------------------
+
+_PAGE_SIZE = 4096
+
+_WORDS = (
+    "ledger invoice parcel harbour lantern meadow copper quarry saddle thimble orchard"
+    " beacon cinder falcon glacier hammock juniper kettle marble nectar oyster pebble"
+    " quiver ribbon saffron tundra umber velvet walnut yonder zephyr anchor bramble"
+).split()
+
+
+@given("a project of {count:d} generated modules is indexed")
+def generated_project(context: Context, count: int) -> None:
+    """Without vectors (see the next step)."""
+    _reopen(context)  # the project's config is read when the pipeline opens
+    (context.project / "config.toml").write_text("[embedding]\nenabled = false\n")
+    generated_modules(context, count)
+
+
+@given("a project of {count:d} generated modules is indexed and embedded with wordllama")
+def generated_project_embedded(context: Context, count: int) -> None:
+    _reopen(context)
+    (context.project / "config.toml").write_text('[embedding]\nmodel = "wordllama"\n')
+    generated_modules(context, count)
+    pipeline(context).embed()
+
+
+def generated_modules(context: Context, count: int) -> None:
+    """Modules of functions that call each other, with docstrings of words drawn from a
+    seeded generator: enough rows for every table to span many pages; indexed.
+    """
+    rng = random.Random(count)
+    for module in range(count):
+        lines = [f'"""Module {module}: {" ".join(rng.choices(_WORDS, k=40))}."""', ""]
+        for function in range(12):
+            callee = f"f{module}_{(function + 1) % 12}"
+            lines += [
+                f"def f{module}_{function}(value):",
+                f'    """{" ".join(rng.choices(_WORDS, k=60))}."""',
+                f"    return {callee}(value) if value else {rng.randint(0, 999)}",
+                "",
+            ]
+        path = context.project / "src" / f"module_{module}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines), encoding="utf-8")
+    pipeline(context).index([context.project])
+
+
+def _inner_pages(database: Path, name: str) -> list[int]:
+    """The pages of table or index `name` that no cheap check reads: not its root, nor
+    its first or last leaf (in b-tree order), but its other leaves and overflow pages.
+    """
+    with closing(sqlite3.connect(database)) as connection:
+        rows = connection.execute(
+            "SELECT pageno, pagetype, path FROM dbstat WHERE name = ? ORDER BY path", (name,)
+        ).fetchall()
+    leaves = [page for page, kind, _ in rows if kind == "leaf"]
+    inner = [
+        page
+        for page, kind, path in rows
+        if path != "/" and kind in ("leaf", "overflow") and page not in (leaves[0], leaves[-1])
+    ]
+    assert inner, f"{name} has no page inside it: {rows}"
+    return inner
+
+
+@when("a page inside {name} of the {database} database is overwritten (seed {seed:d})")
+def overwrite_page(context: Context, name: str, database: str, seed: int) -> None:
+    """Random bytes over one page of `name` (a table or an index) that the cheap checks do
+    not read, chosen with `seed`, as a disk that writes a sector wrongly leaves it.
+    """
+    store = pipeline(context).store
+    path = store.directory / f"{database}.sqlite3"
+    _reopen(context)
+    rng = random.Random(seed)
+    page = rng.choice(_inner_pages(path, name))
+    with path.open("r+b") as file:
+        file.seek((page - 1) * _PAGE_SIZE)
+        context.overwritten = (path, page, file.read(_PAGE_SIZE))
+        file.seek((page - 1) * _PAGE_SIZE)
+        file.write(rng.randbytes(_PAGE_SIZE))
+    context.damaged_bytes = store.database.read_bytes()
+
+
+@when("the overwritten page is written back as it was")
+def page_written_back(context: Context) -> None:
+    path, page, original = context.overwritten
+    _reopen(context)
+    with path.open("r+b") as file:
+        file.seek((page - 1) * _PAGE_SIZE)
+        file.write(original)
+
+
+@when("the bytes of one stored vector are replaced with random ones (seed {seed:d})")
+def vector_bytes_replaced(context: Context, seed: int) -> None:
+    """Random bytes over one vector, the database's pages left whole: damage SQLite cannot
+    see, as a disk that flips bits inside a record leaves it.
+    """
+    path = pipeline(context).store.directory / "vectors.sqlite3"
+    _reopen(context)
+    rng = random.Random(seed)
+    with closing(sqlite3.connect(path)) as connection:
+        hashes = [row[0] for row in connection.execute("SELECT hash FROM vectors ORDER BY hash")]
+        digest = rng.choice(hashes)
+        (size,) = connection.execute(
+            "SELECT length(vector) FROM vectors WHERE hash = ?", (digest,)
+        ).fetchone()
+        connection.execute(
+            "UPDATE vectors SET vector = ? WHERE hash = ?", (rng.randbytes(size), digest)
+        )
+        connection.commit()
+
+
+@then('checking the whole store fails with StoreError saying "{words}"')
+def full_check_fails(context: Context, words: str) -> None:
+    _fails(lambda: pipeline(context).verify_store(), words)
+
+
+@then('the assembly of "{query}" fails with StoreError saying "{words}"')
+def assembly_fails(context: Context, query: str, words: str) -> None:
+    _fails(lambda: pipeline(context).assemble(query, budget=300), words)
+
+
+@then('checking the whole store says "{words}"')
+def full_check_says(context: Context, words: str) -> None:
+    said = pipeline(context).verify_store()
+    assert words in said and "\n" not in said, said
+
+
+@then('every command fails in one line saying "{words}"')
+def every_command_fails(context: Context, words: str) -> None:
+    """The real `contextpipe` commands a user runs next, each in a process of its own."""
+    _reopen(context)
+    for args in (
+        ["graph", "stats"],
+        ["query", "ledger invoice harbour", "--budget", "300"],
+        ["index", "src"],
+        ["remember", "a note", "--session", "s1"],
+    ):
+        done = run_contextpipe(context, args)
+        said = done.stderr.strip()
+        assert done.returncode == 1, f"{args} exited {done.returncode}: {done.stdout}{said}"
+        assert words in said and "\n" not in said, f"{args} said: {said}"

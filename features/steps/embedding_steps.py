@@ -6,18 +6,22 @@ config.toml.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
-from behave import given, then, when
+from behave import given, step, then, when
 from behave.runner import Context
 from safetensors.numpy import load_file, save_file
-from testkit import SAMPLE_FILES, run_contextpipe
+from testkit import SAMPLE_FILES, pipeline, run_contextpipe
 
 from contextpipe import Embedder, EmbedderError, EmbedderRegistry, Settings
 from contextpipe.embedders.minilm import MiniLMEmbedder
@@ -134,6 +138,95 @@ def damaged_copy(context: Context, file: str, damage: str) -> None:
     context.add_cleanup(_restore_module, _MODEL_MODULE, saved)
     context.add_cleanup(sys.path.remove, str(site))
     context.model_folder = folder
+
+
+_MODULES = {"minilm": _MODEL_MODULE, "wordllama": "wordllama"}
+
+
+@given("a copy of the {embedder} model, installed as pip installs it")
+def installed_copy(context: Context, embedder: str) -> None:
+    """The installed package of the model, linked file by file into a folder put first on
+    `sys.path`, with its `.dist-info` (pip's RECORD) copied beside it.
+    """
+    module = _MODULES[embedder]
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, f"{module} is not installed"
+    real = Path(spec.origin).parent
+    site = context.tmp / "site"
+    shutil.copytree(real, site / module, copy_function=os.symlink)
+    (record,) = real.parent.glob(f"{module}-*.dist-info")
+    shutil.copytree(record, site / record.name)
+    saved = sys.modules.pop(module, None)
+    sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+    context.add_cleanup(_restore_module, module, saved)
+    context.add_cleanup(sys.path.remove, str(site))
+    context.model_folder = site / module
+    context.model_installed = real
+
+
+@step('its "{file}" has {count:d} bytes flipped')
+def bytes_flipped(context: Context, file: str, count: int) -> None:
+    """A real copy of the file in place of its link, `count` bytes in its middle flipped:
+    the loaders still read it as a model.
+    """
+    target = context.model_folder / file
+    data = bytearray((context.model_installed / file).read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + count] = bytes(byte ^ 0xFF for byte in data[middle : middle + count])
+    target.unlink()
+    target.write_bytes(bytes(data))
+
+
+@when('its "{file}" is put back as it was installed')
+def put_back(context: Context, file: str) -> None:
+    target = context.model_folder / file
+    target.unlink()
+    target.symlink_to(context.model_installed / file)
+
+
+@step("the store's vectors are kept")
+def vectors_kept(context: Context) -> None:
+    context.vectors_before = _stored_vectors(context)
+
+
+def _stored_vectors(context: Context) -> list[tuple[str, bytes]]:
+    path = context.project / ".contextpipe" / "vectors.sqlite3"
+    with closing(sqlite3.connect(path)) as connection:
+        return connection.execute("SELECT hash, vector FROM vectors ORDER BY hash").fetchall()
+
+
+@when("a new pipeline indexes the project and computes its vectors")
+def new_pipeline_embeds(context: Context) -> None:
+    """As the next `contextpipe index` would: the model is loaded anew."""
+    if context.pipeline is not None:
+        context.pipeline.close()
+        context.pipeline = None
+    running = pipeline(context)
+    running.index([context.project])
+    context.embed_error, context.embedded = None, None
+    try:
+        context.embedded = running.embed()
+    except EmbedderError as exc:
+        context.embed_error = exc
+
+
+@then('computing the vectors failed in one line saying "{words}"')
+def embedding_failed(context: Context, words: str) -> None:
+    message = str(context.embed_error)
+    assert words in message and "\n" not in message, message
+
+
+@then("the store's vectors are those it had, byte for byte")
+def vectors_as_they_were(context: Context) -> None:
+    assert _stored_vectors(context) == context.vectors_before
+
+
+@then("no text was embedded again, and every text has its vector")
+def nothing_embedded_again(context: Context) -> None:
+    summary = context.embedded
+    assert summary is not None, f"embedding failed: {context.embed_error}"
+    assert summary.embedded == 0 and summary.with_vectors == summary.total > 0, summary
 
 
 @when('I choose the embedder "{name}"')

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import re
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
-from behave import given, then, when
+import parse
+from behave import given, register_type, then, when
 from behave.runner import Context
 from structlog.testing import capture_logs
-from testkit import assemble, report, result
+from testkit import ScriptedStrategy, assemble, propose, register_strategy, report, result
 
-from contextpipe import ContextRequest, StrategySelection
+from contextpipe import Backends, ContextRequest, StrategySelection
 from contextpipe.logs import configure_logging
-
-
-@then("the assembly took less than {seconds:g} seconds")
-def took_less_than(context: Context, seconds: float) -> None:
-    result(context)
-    assert context.elapsed_seconds < seconds, f"it took {context.elapsed_seconds:.2f} s"
 
 
 @then('the report of "{name}" shows {count:d} candidates proposed')
@@ -107,3 +107,137 @@ def report_reason_cut(context: Context, name: str, status: str, length: int, end
     assert strategy_report.status == status, strategy_report
     reason = strategy_report.reason
     assert len(reason) == length and reason.endswith(end), f"reason is {reason!r}"
+
+
+# -- strategies that never return ---------------------------------------------------------
+
+
+@dataclass
+class _Held:
+    """Calls of a strategy held until the scenario lets them go, one by one (all of them
+    when it ends), and how many were made and let go.
+    """
+
+    gate: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+    calls: int = 0
+    returned: int = 0
+
+    def wait(self) -> None:
+        self.calls += 1
+        self.gate.acquire()
+        self.returned += 1
+
+    async def wait_unless_cancelled(self) -> None:
+        self.calls += 1
+        while not self.gate.acquire(blocking=False):
+            await asyncio.sleep(0.01)  # cancelled: it ends here, without returning
+        self.returned += 1
+
+    async def wait_ignoring_cancellation(self) -> None:
+        self.calls += 1
+        while not self.gate.acquire(blocking=False):
+            with contextlib.suppress(asyncio.CancelledError):  # and waits on
+                await asyncio.sleep(0.01)
+        self.returned += 1
+
+
+class _HungRetrieve(ScriptedStrategy):
+    held: _Held
+
+    def retrieve(self, request: ContextRequest, backends: Backends, budget: int) -> object:
+        self.held.wait()
+        return []
+
+
+class _HungConfidence(ScriptedStrategy):
+    held: _Held
+
+    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
+        self.held.wait()
+        return 1.0
+
+
+class _StubbornAsync(ScriptedStrategy):
+    held: _Held
+
+    async def retrieve(  # type: ignore[override]
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> object:
+        await self.held.wait_ignoring_cancellation()
+        return []
+
+
+class _PatientAsync(ScriptedStrategy):
+    held: _Held
+
+    async def retrieve(  # type: ignore[override]
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> object:
+        await self.held.wait_unless_cancelled()
+        return []
+
+
+class _BlockingAsync(ScriptedStrategy):
+    held: _Held
+
+    async def retrieve(  # type: ignore[override]
+        self, request: ContextRequest, backends: Backends, budget: int
+    ) -> object:
+        self.held.wait()  # a blocking call in async code: its event loop waits with it
+        return []
+
+
+_HANGS: dict[str, type[ScriptedStrategy]] = {
+    "never returns from retrieve": _HungRetrieve,
+    "never returns from can_handle": _HungConfidence,
+    "never returns from an async retrieve unless cancelled": _PatientAsync,
+    "never returns from an async retrieve, cancelled or not": _StubbornAsync,
+    "blocks its event loop for good": _BlockingAsync,
+}
+
+
+@parse.with_pattern("|".join(re.escape(hangs) for hangs in _HANGS))
+def _hangs(text: str) -> str:
+    return text
+
+
+register_type(Hangs=_hangs)
+
+
+@given('a strategy "{name}" that {hangs:Hangs}')
+def hung_strategy(context: Context, name: str, hangs: str) -> None:
+    held = _Held()
+    strategy: Any = _HANGS[hangs](name, propose([]))
+    strategy.held = held
+    context.held = held
+    # Whatever the scenario left hanging returns when it ends: no thread outlives it.
+    context.add_cleanup(held.gate.release, 1000)
+    register_strategy(context, strategy)
+
+
+@when('I ask for "{query}" within {budget:d} tokens {times:d} times with a deadline of {ms:d} ms')
+def ask_times(context: Context, query: str, budget: int, times: int, ms: int) -> None:
+    for _ in range(times):
+        assemble(context, ContextRequest(query=query, budget=budget, deadline_ms=ms))
+        result(context)
+
+
+@when('one of the calls of "{name}" returns')
+def one_call_returns(context: Context, name: str) -> None:
+    held: _Held = context.held
+    before = held.returned
+    held.gate.release()
+    for _ in range(6000):  # it returns once its thread runs: wait for that (a minute at most)
+        if held.returned > before:
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError(f"the call of {name} did not return")
+
+
+@then('"{name}" was called {calls:d} times, and {returned} of its calls returned')
+def calls_held(context: Context, name: str, calls: int, returned: str) -> None:
+    held: _Held = context.held
+    expected = 0 if returned == "none" else int(returned)
+    assert (held.calls, held.returned) == (calls, expected), (
+        f"{name} was called {held.calls} times; {held.returned} of its calls returned"
+    )

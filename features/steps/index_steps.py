@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal as signals
+import subprocess
+import sys
 from unittest import mock
 
 from behave import given, step, then, when
 from behave.runner import Context
 from testkit import assemble, index_project, index_summary, pipeline, report, result, write_files
 
-from contextpipe import ContextpipeError, ContextRequest, RequestFilters, get_tokenizer
+from contextpipe import ContextpipeError, ContextRequest, RequestFilters, Skipped, get_tokenizer
 from contextpipe.store import embedded
 
 
@@ -266,3 +269,152 @@ def ask_filtered(context: Context, query: str, budget: int, paths: str, kinds: s
 def all_from(context: Context, path: str, kind: str) -> None:
     found = {(f.source.path, f.source.kind) for f in result(context).fragments}
     assert found <= {(path, kind)}, found
+
+
+@when('"{folder}" is indexed while "{path}" {change} between the walk and its reading')
+def index_while_changing(context: Context, folder: str, path: str, change: str) -> None:
+    """The change happens when the run is told how many files the walk found: after the
+    walk, before any file is read (deterministic, where a real edit would race the run).
+    """
+    target = context.project / path
+
+    def act() -> None:
+        before = target.stat()
+        if change == "vanishes":
+            target.unlink()
+        elif change == "changes":
+            target.write_text("The first paragraph now mentions okapis.\n", encoding="utf-8")
+            os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 2_000_000_000))
+        else:
+            assert change == "becomes a folder", change
+            target.unlink()
+            target.mkdir()
+
+    class ChangingAfterTheWalk:
+        def started(self, root: str, total: int) -> None:
+            act()
+
+        def file(self, relpath: str) -> None:
+            pass
+
+    context.index_error = None
+    try:
+        (context.summary,) = pipeline(context).index(
+            [context.project / folder], ChangingAfterTheWalk()
+        )
+    except ContextpipeError as exc:
+        context.index_error = exc
+
+
+@then('the index run skipped "{path}" as "{reason}" and indexed {indexed:d} files')
+def skipped_as(context: Context, path: str, reason: str, indexed: int) -> None:
+    summary = index_summary(context)
+    assert Skipped(path, reason) in summary.skipped_files, summary.skipped_files
+    assert summary.indexed == indexed, summary
+
+
+_SCRIPT = """\
+import os
+from pathlib import Path
+
+with Path("runs.log").open("a") as runs:
+    runs.write(f"{{os.getpid()}}\\n")
+
+from contextpipe import Pipeline, configure_logging
+
+
+def index():
+    configure_logging("info")
+    (summary,) = Pipeline.open().index(["{folder}"])
+    print(f"indexed {{summary.indexed}}")
+
+
+{call}
+"""
+
+
+@given('a folder "{folder}" of {count:d} markdown files, {megabytes:f} MB in all: {why}')
+def big_folder(context: Context, folder: str, count: int, megabytes: float, why: str) -> None:
+    words = "budget token strategy packer allocator fusion zebra giraffe".split()
+    size = int(megabytes * 1_000_000) // count
+    for number in range(count):
+        line = " ".join(words[(number + i) % len(words)] for i in range(12)) + "\n"
+        body = f"# Part {number}\n\n" + line * (size // len(line))
+        write_files(context.project, {f"{folder}/part-{number:02d}.md": body})
+
+
+@given('a script "{name}" that notes each run of its module code, then indexes "{folder}", {guard}')
+def indexing_script(context: Context, name: str, folder: str, guard: str) -> None:
+    guarded = guard.startswith("under")
+    call = 'if __name__ == "__main__":\n    index()' if guarded else "index()"
+    (context.project / name).write_text(_SCRIPT.format(folder=folder, call=call))
+    context.script = name
+
+
+_KILLING_SCRIPT = """\
+import os
+import signal
+
+from contextpipe import Pipeline
+
+
+class EndWhenWriting:
+    def started(self, root, total):
+        pass
+
+    def file(self, path):
+        os.kill(os.getpid(), signal.{signal})
+
+
+if __name__ == "__main__":
+    Pipeline.open().index(["{folder}"], EndWhenWriting())
+"""
+
+
+@given(
+    'a script "{name}" that indexes "{folder}" and sends itself {signal} when it writes the'
+    " first parsed file"
+)
+def killing_script(context: Context, name: str, folder: str, signal: str) -> None:
+    # Every file of a first index is parsed, so the progress hears of the first one when
+    # the indexer writes what a worker parsed: while the workers run.
+    (context.project / name).write_text(_KILLING_SCRIPT.format(folder=folder, signal=signal))
+    context.script = name
+
+
+@when("I run the script")
+def run_script(context: Context) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
+    context.done = subprocess.run(
+        [sys.executable, context.script],
+        cwd=context.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@then("it succeeded, its module code ran once, and worker processes parsed the files")
+def script_ran_once(context: Context) -> None:
+    done = context.done
+    runs = (context.project / "runs.log").read_text().split()
+    assert len(runs) == 1, f"its module code ran {len(runs)} times; stderr: {done.stderr[-2000:]}"
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
+    assert "parsing in worker processes" in done.stderr, done.stderr[-2000:]
+
+
+@then('the store holds the {count:d} files of "{folder}"')
+def store_holds_count(context: Context, count: int, folder: str) -> None:
+    assert f"indexed {count}" in context.done.stdout, context.done.stdout
+    stored = {node.path for node in pipeline(context).store.nodes()}
+    assert len({path for path in stored if path.startswith(f"{folder}/")}) == count, stored
+
+
+@then("it was ended by {signal}, and once every process it started had ended, its stderr was empty")
+def ended_quietly(context: Context, signal: str) -> None:
+    # `subprocess.run` returns once every process holding the script's stderr has ended.
+    done = context.done
+    assert done.returncode == -signals.Signals[signal], f"exit {done.returncode}: {done.stderr}"
+    assert done.stderr == "", done.stderr

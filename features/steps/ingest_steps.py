@@ -21,6 +21,7 @@ from testkit import git, index_project, index_summary, pipeline, set_mtime, toml
 from contextpipe import ContextFragment, RequestFilters
 from contextpipe.ingest import indexer
 from contextpipe.ingest.indexer import IndexSummary
+from contextpipe.ingest.walk import SourceFile
 
 #: Summary counts as a user names them.
 _COUNTS: dict[str, Callable[[IndexSummary], int]] = {
@@ -61,11 +62,15 @@ def _watching(context: Context) -> Iterator[None]:
     """Record which project files are opened and whether git is asked, while indexing."""
     opened: list[Path] = []
     asked: list[tuple[Any, ...]] = []
-    real_open, real_revisions = Path.open, indexer.git_revisions
+    real_open, real_read, real_revisions = Path.open, indexer.read_source, indexer.git_revisions
 
     def watched_open(self: Path, *args: Any, **kwargs: Any) -> Any:
         opened.append(Path(self))
         return real_open(self, *args, **kwargs)
+
+    def watched_read(source: SourceFile) -> Any:
+        opened.append(source.path)
+        return real_read(source)
 
     def watched_revisions(*args: Any) -> Any:
         asked.append(args)
@@ -73,6 +78,7 @@ def _watching(context: Context) -> Iterator[None]:
 
     with (
         mock.patch.object(Path, "open", watched_open),
+        mock.patch.object(indexer, "read_source", watched_read),
         mock.patch.object(indexer, "git_revisions", watched_revisions),
     ):
         yield

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,7 +12,13 @@ from behave import given, then, when
 from behave.runner import Context
 from testkit import assemble, pipeline, result
 
-from contextpipe import ContextpipeError, ContextRequest, RequestFilters, StrategySelection
+from contextpipe import (
+    ContextpipeError,
+    ContextRequest,
+    RequestFilters,
+    RequestScope,
+    StrategySelection,
+)
 
 
 def _moment(text: str) -> datetime:
@@ -139,12 +147,36 @@ def holds_node_reading(context: Context, uri: str, text: str, moment: str) -> No
     assert found[0].source.modified_at == datetime.fromisoformat(moment), found[0].source
 
 
-@then('the graph knows "{uri}" as a memory node with no edges')
-def memory_node(context: Context, uri: str) -> None:
+@then('the graph knows nothing of "{uri}": no node, no rank, no count')
+def graph_knows_nothing(context: Context, uri: str) -> None:
     graph = pipeline(context).graph()
-    node = graph.node(uri)
-    assert node is not None and node.kind == "memory", node
-    assert not graph.neighbours(uri), graph.neighbours(uri)
+    assert graph.node(uri) is None, graph.node(uri)
+    assert not graph.pagerank({uri: 1.0}), graph.pagerank({uri: 1.0})
+    assert "memory" not in graph.stats().nodes, graph.stats().nodes
+
+
+@then("every memory item is stored under its node URI")
+def stored_under_uris(context: Context) -> None:
+    database = pipeline(context).store.database
+    with closing(sqlite3.connect(database)) as connection:
+        misplaced = connection.execute(
+            "SELECT memory.path, fragments.uri FROM memory JOIN fragments"
+            " ON fragments.path = memory.path WHERE memory.path != fragments.uri"
+        ).fetchall()
+        orphans = connection.execute(
+            "SELECT path FROM files WHERE path LIKE 'memory:%'"
+            " UNION SELECT path FROM fragments WHERE path LIKE 'memory:%'"
+            " UNION SELECT path FROM nodes WHERE path LIKE 'memory:%'"
+        ).fetchall()
+    assert not misplaced and not orphans, (misplaced, orphans)
+
+
+@then('the newest memory of session "{session}" reads "{text}"')
+def newest_memory(context: Context, session: str, text: str) -> None:
+    sessions = pipeline(context).store.backends(RequestScope(session=session)).sessions
+    assert sessions is not None
+    newest = sessions.recent_memory(1, RequestFilters(session=session))
+    assert [f.text for f in newest] == [text], [f.text for f in newest]
 
 
 @then("the context holds {count:d} memory fragment")
@@ -217,9 +249,9 @@ def rebuild_said(context: Context, words: str) -> None:
 
 @then('the new store pins "{path}" and remembers what session "{session}" was given')
 def pins_and_log_kept(context: Context, path: str, session: str) -> None:
-    sessions = pipeline(context).store.backends().sessions
+    sessions = pipeline(context).store.backends(RequestScope(session=session)).sessions
     assert sessions is not None
     pinned = {f.source.path for f in sessions.pinned(100, RequestFilters())}
     assert pinned == {path}, f"it pins {pinned}"
-    used = sessions.recently_used(session, 100, RequestFilters(session=session))
+    used = sessions.recently_used(100, RequestFilters(session=session))
     assert used, f"it remembers nothing given to {session}"

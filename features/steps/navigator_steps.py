@@ -18,6 +18,7 @@ from contextpipe import (
     Backends,
     ContextRequest,
     GraphView,
+    RequestScope,
     ResultFragment,
     StoreError,
     StrategySelection,
@@ -157,11 +158,11 @@ def slow_names(context: Context, seconds: float) -> None:
 def _slow_graph(context: Context, slowed: Callable[[GraphView], object]) -> None:
     """The store's graph, as every request from now on sees it, made slow."""
     store = pipeline(context).store
-    backends: Callable[[], Backends] = store.backends
+    backends: Callable[[RequestScope | None], Backends] = store.backends
     graphs: dict[int, object] = {}  # one slow graph per graph, as a process keeps one
 
-    def slow() -> Backends:
-        offered = backends()
+    def slow(scope: RequestScope | None = None) -> Backends:
+        offered = backends(scope)
         assert offered.graph is not None, "the store offers no graph"
         if id(offered.graph) not in graphs:
             graphs[id(offered.graph)] = slowed(offered.graph)

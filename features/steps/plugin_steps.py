@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from behave import given, then, when
@@ -14,9 +15,10 @@ from testkit import (
     pipeline,
     plugin_of,
     propose,
+    require_closed_pipeline,
 )
 
-from contextpipe import Backends, ContextpipeError, ContextRequest
+from contextpipe import Backends, ContextpipeError, ContextRequest, registry
 from contextpipe.config import load_settings
 from contextpipe.registry import PluginInfo, StrategyRegistry
 
@@ -226,6 +228,26 @@ def plugins_discovered_capturing(context: Context) -> None:
     with capture_logs() as events:
         pipeline(context)
     context.log_events = list(events)
+
+
+@given(
+    "plugins' load times are read from a clock that runs {seconds:g} seconds ahead at every reading"
+)
+def busy_clock(context: Context, seconds: float) -> None:
+    require_closed_pipeline(context, "the clock")
+    readings = itertools.count()
+    real = registry._clock  # the seam plugin loading reads its clock through
+    registry._clock = lambda: real() + seconds * next(readings)
+    context.add_cleanup(setattr, registry, "_clock", real)
+
+
+@then("no built-in plugin is marked slow")
+def built_ins_not_slow(context: Context) -> None:
+    built_in = [p for p in pipeline(context).plugins if p.distribution == "contextpipe"]
+    assert built_in and all(p.built_in for p in built_in), built_in
+    slow = [(p.name, p.load_ms) for p in built_in if p.slow]
+    assert not slow, f"built-in plugins marked slow: {slow}"
+    assert all(p.load_ms >= 1500 for p in built_in), "the clock did not run ahead"
 
 
 @then('the plugin "{name}" took at least {milliseconds:d} ms to load')

@@ -7,12 +7,13 @@ import re
 import sqlite3
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from urllib.parse import unquote
 
 from behave import given, then, when
 from behave.runner import Context
 from testkit import assemble, pipeline, result, set_mtime, write_files
 
-from contextpipe import Candidate, ContextRequest, RequestFilters, StrategySelection
+from contextpipe import Candidate, ContextRequest, RequestFilters, RequestScope, StrategySelection
 from contextpipe.strategies.recency import RecencyOptions, RecencyStrategy
 from contextpipe.strategies.tiered import TieredOptions, TieredStrategy
 
@@ -31,13 +32,13 @@ def _retrieve(
     registered = pipeline(context).strategy(name)
     assert registered is not None, f"{name} is not installed"
     chosen = strategy or registered.strategy
-    backends = pipeline(context).store.backends()
+    backends = pipeline(context).store.backends(request.scope)
     context.request = request
     context.candidates = list(chosen.retrieve(request, backends, request.budget))  # type: ignore[attr-defined]
 
 
 def _item_id(candidate: Candidate) -> str:
-    return candidate.fragment.source.path.rsplit("/", 1)[-1]
+    return unquote(candidate.fragment.source.path.rsplit("/", 1)[-1])
 
 
 # -- recency ---------------------------------------------------------------------------------
@@ -136,6 +137,42 @@ def files_about_budgets(context: Context, path: str, moment: str, number: int = 
     set_mtime(context.project / path, _moment(moment))
 
 
+@given('the file "{path}" about the deploy freeze modified at "{moment}"')
+def file_about_freeze(context: Context, path: str, moment: str) -> None:
+    write_files(context.project, {path: f"# Freeze\n\nThe deploy freeze, as of {moment}.\n"})
+    set_mtime(context.project / path, _moment(moment))
+
+
+@then(
+    'a request about "{query}" as of "{moment}" holds nothing from after it, with each'
+    ' strategy alone and with the default mix, and holds "{expected}"'
+)
+def nothing_after(context: Context, query: str, moment: str, expected: str) -> None:
+    as_of = _moment(moment)
+    names = [None, *(registered.strategy.name for registered in pipeline(context).strategies)]
+    for name in names:
+        selection = None if name is None else {name: StrategySelection()}
+        assemble(context, query, budget=3000, as_of=as_of, strategies=selection)
+        later = [
+            f.source.path
+            for f in result(context).fragments
+            if f.source.modified_at is None or f.source.modified_at > as_of
+        ]
+        assert not later, f"{name or 'the mix'} gave {later}, from after {moment}"
+        if name is None:
+            # A strategy that drops the request's as_of from its filters is held to it.
+            backends = pipeline(context).store.backends(RequestScope(as_of=as_of))
+            assert backends.text is not None and backends.timeline is not None
+            read = [h.fragment for h in backends.text.search(query, 100, RequestFilters())]
+            read += backends.timeline.recent(100, RequestFilters())
+            later = [f.source.path for f in read if (f.source.modified_at or as_of) > as_of]
+            assert not later, f"reads without as_of in their filters gave {later}"
+            found = {unquote(f.source.path).rsplit("/", 1)[-1] for f in result(context).fragments}
+            found |= {f.source.path for f in result(context).fragments}
+            wanted = {item.strip() for item in expected.split(",")}
+            assert wanted <= found, f"the mix gave {sorted(found)}"
+
+
 @then("recency proposes nothing")
 def proposes_nothing(context: Context) -> None:
     assert context.candidates == [], context.candidates
@@ -178,11 +215,11 @@ def index_run_holds(context: Context) -> None:
 @when('session "{session}"\'s use of "{uri}" is logged while the thread reads one snapshot')
 def log_inside_snapshot(context: Context, session: str, uri: str) -> None:
     store = pipeline(context).store
-    sessions = store.backends().sessions
+    sessions = store.backends(RequestScope(session=session)).sessions
     assert sessions is not None, "the store offers no session tiers"
     try:
         with store.snapshot():
-            sessions.record_use(session, [uri])
+            sessions.record_use([uri])
             context.snapshot_error = ""
     except Exception as exc:  # the snapshot's end is what is checked
         context.snapshot_error = f"{type(exc).__name__}: {exc}"
@@ -280,5 +317,5 @@ def tiered_reasons(context: Context) -> None:
 
 @then('tiered puts the memory in the tiers "{tiers}"')
 def memory_tiers(context: Context, tiers: str) -> None:
-    found = [tier for path, tier in _tiered_paths(context) if path.startswith("memory:")]
+    found = [tier for path, tier in _tiered_paths(context) if path.startswith("uko://memory/")]
     assert found == [t.strip() for t in tiers.split(",")], _tiered_paths(context)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from behave import then, when
+from behave import given, then, when
 from behave.runner import Context
-from testkit import assemble, result
+from testkit import assemble, pipeline, result, write_files
 
-from contextpipe import ChatMessage, ContextRequest, OutputFormat, get_tokenizer
-from contextpipe.rendering import Rendered
+from contextpipe import ChatMessage, ContextFragment, ContextRequest, OutputFormat, get_tokenizer
+from contextpipe.rendering import Rendered, renderer_for
 
 
 @then('every fragment has a markdown header "### <path>:<start>-<end>"')
@@ -132,3 +132,69 @@ def budget_counts_messages(context: Context) -> None:
 def last_message(context: Context, text: str) -> None:
     last = result(context).messages[-1]
     assert (last.role, last.content) == ("user", text), last
+
+
+_BREAKS = {"line feed": "\n", "carriage return": "\r", "Unicode line separator": "\u2028"}
+
+
+@given('a file in "{folder}" named "{first}", a {kind}, then "{second}", containing:')
+def file_named_with_break(
+    context: Context, folder: str, first: str, kind: str, second: str
+) -> None:
+    context.odd_path = f"{folder}/{first}{_BREAKS[kind]}{second}"
+    context.injected = second.split(".")[0]  # the line its name would add: "### SYSTEM: ..."
+    write_files(context.project, {context.odd_path: context.text + "\n"})
+
+
+def _odd_fragments(context: Context) -> list[ContextFragment]:
+    store = pipeline(context).store
+    nodes = [node for node in store.nodes() if node.path == context.odd_path]
+    assert nodes, f"{context.odd_path!r} was not indexed"
+    fragments = [fragment for node in nodes for fragment in store.variants(node.uri)]
+    assert {0, 9} <= {f.detail_depth for f in fragments}, "a listing and a full text expected"
+    return fragments
+
+
+def _no_injected_line(context: Context, text: str, where: str) -> None:
+    injected = [
+        line for line in text.splitlines() if line.lstrip("- ").startswith(context.injected)
+    ]
+    assert not injected, f"{where}: the file name added the line {injected[0]!r}"
+
+
+def _rendered(context: Context, output: OutputFormat) -> Rendered:
+    request = ContextRequest(query="zebra notes", budget=2000, output=output)
+    return renderer_for(output).render(_odd_fragments(context), request)
+
+
+@then("rendering every stored text of that file, in every format, adds no line from its name")
+def no_line_from_name(context: Context) -> None:
+    for output in OutputFormat:
+        rendered = _rendered(context, output)
+        _no_injected_line(context, rendered.counted, output.value)
+        for message in rendered.messages:
+            _no_injected_line(context, message.content, f"{output.value} {message.role}")
+
+
+@then('markdown names the file with the {kind} written as "{written}"')
+def markdown_name(context: Context, kind: str, written: str) -> None:
+    shown = context.odd_path.replace(_BREAKS[kind], written)
+    text = _rendered(context, OutputFormat.MARKDOWN).text
+    assert f"### {shown}:1-1" in text, f"no header naming {shown!r} in {text!r}"
+
+
+@then('json gives its name exactly, and xml with the {kind} written as "{written}"')
+def json_and_xml_name(context: Context, kind: str, written: str) -> None:
+    entries = json.loads(_rendered(context, OutputFormat.JSON).text)
+    assert {entry["source"] for entry in entries} == {context.odd_path}, entries
+    root = ET.fromstring(_rendered(context, OutputFormat.XML).text)
+    shown = context.odd_path.replace(_BREAKS[kind], written)
+    assert {document.get("source") for document in root} == {shown}, root
+
+
+@then("the context holds that file, and no line from its name")
+def context_without_injection(context: Context) -> None:
+    assembled = result(context)
+    paths = {fragment.source.path for fragment in assembled.fragments}
+    assert context.odd_path in paths, f"{context.odd_path!r} not in {paths}"
+    _no_injected_line(context, assembled.text, "the assembled context")

@@ -5,6 +5,7 @@ project; in tables their stored names start with `<outside>/`.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from contextlib import closing
@@ -130,9 +131,31 @@ def _rewrite_store(context: Context, script: str) -> None:
         connection.executescript(script)
 
 
+@given("the store is turned back into layout 11, as the previous version wrote it")
+def layout_11(context: Context) -> None:
+    """Layout 11 kept memory under `memory:<scope>/<owner>/<id>`, nothing escaped."""
+    database = pipeline(context).store.database
+    context.pipeline.close()
+    context.pipeline = None
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("BEGIN")
+        connection.execute("PRAGMA defer_foreign_keys = ON")
+        items = connection.execute("SELECT path, scope, owner, id FROM memory").fetchall()
+        moved = [
+            (f"memory:{scope}/{'' if scope == 'global' else f'{owner}/'}{item_id}", path)
+            for path, scope, owner, item_id in items
+        ]
+        for table in ("files", "fragments", "nodes", "memory"):
+            connection.executemany(f"UPDATE {table} SET path = ? WHERE path = ?", moved)
+        connection.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
+        connection.commit()
+
+
 @given("the store is turned back into layout 10, as the previous version wrote it")
 def layout_10(context: Context) -> None:
     """Layout 10 held no joined snake_case identifiers in the title and words columns."""
+    layout_11(context)
     database = pipeline(context).store.database
     context.pipeline.close()
     context.pipeline = None
@@ -290,3 +313,15 @@ def layout_3(context: Context) -> None:
             INSERT INTO meta(key, value) VALUES ('tokenizer', 'o200k_base');
             """,
     )
+
+
+@given('a FIFO "{path}" that no process writes to')
+def fifo(context: Context, path: str) -> None:
+    target = context.project / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(target)
+
+
+@then("the project has no store")
+def no_store(context: Context) -> None:
+    assert not (context.project / ".contextpipe").exists(), "a store was made"

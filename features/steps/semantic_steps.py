@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 from behave import given, step, then, when
 from behave.runner import Context
 from hypothesis import assume, settings
@@ -20,7 +21,7 @@ from hypothesis import given as for_all
 from hypothesis import strategies as st
 from testkit import pipeline, result, run_contextpipe, write_files
 
-from contextpipe import ContextRequest, Pipeline, RequestFilters
+from contextpipe import AssembledContext, ContextRequest, Pipeline, RequestFilters
 from contextpipe.strategies.relevance import normalised
 from contextpipe.vector_search import with_vectors
 
@@ -421,3 +422,53 @@ def same_order(context: Context, hybrid: str, keyword: str) -> None:
         )
     ]
     assert lexical and proposed[: len(lexical)] == lexical, (proposed, lexical)
+
+
+_SAVED = {
+    "vector matrix": "vectors.matrix.npy",
+    "row ids": "vectors.rows.npy",
+    "approximate index": "vectors.ivf.*.faiss",
+}
+
+
+@when("the saved {file} of the store is written over with random values (seed {seed:d})")
+def saved_written_over(context: Context, file: str, seed: int) -> None:
+    """Random values in place of a saved array's (vectors of the same shape, row ids in the
+    same range), or random bytes over the second half of the index: each still reads as
+    what it was, its size unchanged.
+    """
+    context.first_answer = result(context)
+    folder = _store_folder(context)
+    pipeline(context).close()
+    context.pipeline = None
+    (path,) = folder.glob(_SAVED[file])
+    generator = np.random.default_rng(seed)
+    if path.suffix == ".npy":
+        saved = np.load(path, mmap_mode="r+")
+        if saved.dtype == np.float32:
+            saved[:] = generator.standard_normal(saved.shape)
+        else:
+            saved[:] = generator.integers(saved.min(), saved.max() + 1, saved.shape)
+        saved.flush()
+        return
+    size = path.stat().st_size
+    with path.open("r+b") as out:
+        out.seek(size // 2)
+        out.write(generator.bytes(size - size // 2))
+
+
+@then("the context and its reasons are those of the first answer")
+def same_answer(context: Context) -> None:
+    def said(answer: AssembledContext) -> list[tuple[str, list[str]]]:
+        return [(f.id, [p.reason for p in f.provenance]) for f in answer.fragments]
+
+    assert said(result(context)) == said(context.first_answer), said(result(context))
+
+
+@then("the checksum of the saved {file} holds again")
+def checksum_holds(context: Context, file: str) -> None:
+    """The file was built again and sealed anew: the full check finds every seal whole."""
+    said = pipeline(context).verify_store()
+    assert "failed its checksum" not in said, said
+    (path,) = _store_folder(context).glob(_SAVED[file])
+    assert path.stat().st_size > 0

@@ -16,6 +16,7 @@ from contextpipe import (
     ContextFragment,
     ContextRequest,
     RequestFilters,
+    RequestScope,
     TextHit,
     TextSearch,
 )
@@ -41,8 +42,8 @@ def counted_searches(context: Context) -> None:
     original = store.backends
     context.text_calls = []
 
-    def backends() -> Backends:
-        found = original()
+    def backends(scope: RequestScope | None = None) -> Backends:
+        found = original(scope)
         assert found.text is not None, "the store offers no text search"
         return replace(found, text=_Counted(found.text, context.text_calls))
 

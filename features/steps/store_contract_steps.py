@@ -47,6 +47,7 @@ from contextpipe import (
     NodeRecord,
     Pipeline,
     RequestFilters,
+    RequestScope,
     SessionTiers,
     SkipReason,
     SourceRef,
@@ -136,9 +137,11 @@ class _Read(NamedTuple):
     sessions: SessionTiers
 
 
-def _read(store: Store) -> _Read:
-    """The store's read capabilities; a missing one breaks the promise being checked."""
-    offered = _offered(store.backends())
+def _read(store: Store, scope: RequestScope | None = None) -> _Read:
+    """The store's read capabilities for a request of `scope`; a missing one breaks the
+    promise being checked.
+    """
+    offered = _offered(store.backends(scope))
     missing = [name for name, capability in offered.items() if capability is None]
     assert not missing, f"it offers no {', '.join(missing)} capability"
     return _Read(*offered.values())
@@ -196,8 +199,12 @@ def _moment(text: str) -> datetime:
 
 
 def _full_texts(store: Store, filters: RequestFilters | None = None) -> Sequence[ContextFragment]:
-    """Every full-text fragment, as the timeline lists them."""
-    return _read(store).timeline.recent(_ALL, filters or RequestFilters())
+    """Every full-text fragment, as the timeline lists them to a request of the filters'
+    session and user.
+    """
+    filters = filters or RequestFilters()
+    scope = RequestScope(session=filters.session, user=filters.user)
+    return _read(store, scope).timeline.recent(_ALL, filters)
 
 
 def _remember_what_is_read(subject: _Subject) -> None:
@@ -1770,10 +1777,11 @@ def memory_seen(context: Context, query: str) -> None:
     ]
 
     def check(subject: _Subject) -> None:
-        read = _read(subject.store)
-        index = subject.store.vector_index("words-8")
         uris = [f.uko_uri for f in subject.kept.get("memory", [])]
         for session, user, expected in rows:
+            scope = RequestScope(session=session, user=user)
+            read = _read(subject.store, scope)
+            index = subject.store.vector_index("words-8", scope)
             filters = RequestFilters(session=session, user=user)
             seen = {
                 "search": _memory_ids(h.fragment for h in read.text.search(query, _ALL, filters)),
@@ -1796,6 +1804,44 @@ def memory_seen(context: Context, query: str) -> None:
     _each(context, "memory reaches only the requests its scope allows", check)
 
 
+def _keyword_scores(store: Store, session: str, query: str) -> dict[str, float]:
+    """The scores a request of `session` is given for `query`: by its search (a hit's id)
+    and by `scores` (`scores:` and the id).
+    """
+    text = _read(store, RequestScope(session=session)).text
+    hits = text.search(query, _ALL, RequestFilters(session=session))
+    found = {hit.fragment.id: hit.score for hit in hits}
+    scored = text.scores(query, [hit.fragment for hit in hits])
+    found.update(
+        (f"scores:{hit.fragment.id}", score) for hit, score in zip(hits, scored, strict=True)
+    )
+    return found
+
+
+@when(
+    'every store notes the keyword scores session "{session:Plain}" is given for'
+    " \"{first:Plain}\" and for '{second}'"
+)
+def note_scores(context: Context, session: str, first: str, second: str) -> None:
+    context.noted_queries = (session, first, second)
+    for subject in _subjects(context):
+        subject.kept["scores"] = [
+            _keyword_scores(subject.store, session, query) for query in (first, second)
+        ]
+        assert all(subject.kept["scores"]), f"{subject.backend}: no hits to note"
+
+
+@then('every store gives session "{session:Plain}" the keyword scores it noted, to the bit')
+def same_scores(context: Context, session: str) -> None:
+    _, first, second = context.noted_queries
+
+    def check(subject: _Subject) -> None:
+        now = [_keyword_scores(subject.store, session, query) for query in (first, second)]
+        assert now == subject.kept["scores"], f"noted {subject.kept['scores']}, now {now}"
+
+    _each(context, "another scope's memory changes no score a request is given", check)
+
+
 @then("in every store the fragment lookups of the memory items see only this memory:")
 def memory_looked_up(context: Context) -> None:
     rows = [
@@ -1804,12 +1850,12 @@ def memory_looked_up(context: Context) -> None:
     ]
 
     def check(subject: _Subject) -> None:
-        lookup = _read(subject.store).fragments
         kept: list[ContextFragment] = subject.kept.get("memory", [])
         uris = [f.uko_uri for f in kept]
         assert uris, "no memory item was kept"
         tokenizer = subject.pipeline.settings.tokenizer.name
         for session, user, expected in rows:
+            lookup = _read(subject.store, RequestScope(session=session, user=user)).fragments
             filters = RequestFilters(session=session, user=user)
             counted = lookup.token_counts(kept, tokenizer, filters)
             seen = {
@@ -1819,10 +1865,9 @@ def memory_looked_up(context: Context) -> None:
                 ),
                 "token_counts": _memory_ids(f for f in kept if f.content_hash in counted),
             }
-            if session is None and user is None:
-                seen["variants unscoped"] = _memory_ids(
-                    f for uri in uris for f in lookup.variants(uri)
-                )
+            seen["variants in the view's scope"] = _memory_ids(
+                f for uri in uris for f in lookup.variants(uri)
+            )
             for read_by, ids in seen.items():
                 assert ids == sorted(expected), (
                     f"{read_by} for session {session!r}, user {user!r} saw {ids}"
@@ -1840,9 +1885,10 @@ def one_result_in_scope(
 ) -> None:
     def check(subject: _Subject) -> None:
         filters = RequestFilters(session=session)
-        hits = _read(subject.store).text.search(query, 1, filters)
+        scope = RequestScope(session=session)
+        hits = _read(subject.store, scope).text.search(query, 1, filters)
         assert _memory_ids(h.fragment for h in hits) in ([first], [second]), hits
-        index = subject.store.vector_index("words-8")
+        index = subject.store.vector_index("words-8", scope)
         if index is not None:
             for fragment in subject.kept["memory"]:
                 (hit,) = index.nearest(_vector(fragment.text), 1, filters)
@@ -1898,7 +1944,7 @@ def log_assemblies(context: Context, session: str) -> None:
 
     def log(subject: _Subject) -> None:
         for uris in assemblies:
-            _read(subject.store).sessions.record_use(session, uris)
+            _read(subject.store, RequestScope(session=session)).sessions.record_use(uris)
 
     _each(context, "a session's assemblies can be logged", log)
 
@@ -1913,7 +1959,8 @@ def most_recently_used(context: Context, count: int, session: str) -> None:
     expected = [row["uri"] for row in context.table]
 
     def check(subject: _Subject) -> None:
-        used = _read(subject.store).sessions.recently_used(session, count, RequestFilters())
+        sessions = _read(subject.store, RequestScope(session=session)).sessions
+        used = sessions.recently_used(count, RequestFilters())
         assert [f.uko_uri for f in used] == expected, [f.uko_uri for f in used]
 
     _each(context, "the session log gives the latest assemblies' items first", check)

@@ -13,9 +13,7 @@ from testkit import (
     DEFAULT_TOKENIZER,
     ScriptedAsyncStrategy,
     ScriptedStrategy,
-    SlowAsyncStrategy,
     fragments_from_table,
-    hang_of,
     in_context,
     make_fragment,
     named,
@@ -34,7 +32,7 @@ from contextpipe import (
 from contextpipe.models import DetailDepth
 
 
-def _add(context: Context, strategy: ScriptedStrategy | SlowAsyncStrategy) -> None:
+def _add(context: Context, strategy: ScriptedStrategy) -> None:
     context.strategies[strategy.name] = strategy
     register_strategy(context, strategy)
 
@@ -93,6 +91,22 @@ def strategy_with_note_and_malformed(context: Context, name: str, output: str) -
     _add(context, ScriptedStrategy(name, lambda request, budget: Retrieved(raw, "fine")))
 
 
+@given(
+    'a strategy "{name}" that raises RuntimeError "{message}" when asked again, having proposed:'
+)
+def strategy_failing_second_time(context: Context, name: str, message: str) -> None:
+    proposing = propose(fragments_from_table(context))
+    calls: list[int] = []
+
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        calls.append(budget)
+        if len(calls) > 1:
+            raise RuntimeError(message)
+        return proposing(request, budget)
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
 @given('a strategy "{name}" that raises {error} "{message}"')
 def strategy_raising(context: Context, name: str, error: str, message: str) -> None:
     exception = {"ValueError": ValueError, "RuntimeError": RuntimeError, "OSError": OSError}[error]
@@ -113,6 +127,8 @@ class UnreadableError(Exception):
 def _misbehave(misbehaviour: str) -> None:
     if misbehaviour == "calls sys.exit(3)":
         sys.exit(3)
+    if misbehaviour == "raises KeyboardInterrupt":
+        raise KeyboardInterrupt
     assert misbehaviour == "raises an exception whose message is broken", misbehaviour
     raise UnreadableError
 
@@ -124,6 +140,15 @@ def strategy_misbehaving(context: Context, name: str, misbehaviour: str) -> None
         return []
 
     _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('an async strategy "{name}" that {misbehaviour} in retrieve')
+def async_strategy_misbehaving(context: Context, name: str, misbehaviour: str) -> None:
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        _misbehave(misbehaviour)
+        return []
+
+    _add(context, ScriptedAsyncStrategy(name, behaviour))
 
 
 @given('a strategy "{name}" that {misbehaviour} in can_handle')
@@ -145,34 +170,9 @@ def strategy_confidence_raising(context: Context, name: str, message: str) -> No
     _add(context, Fussy(name, propose([])))
 
 
-@given('a strategy "{name}" whose confidence check hangs until the scenario ends, proposing:')
-def strategy_confidence_hanging(context: Context, name: str) -> None:
-    hang = hang_of(context)
-
-    class Ponderer(ScriptedStrategy):
-        def can_handle(self, request: ContextRequest, backends: object) -> float:
-            with hang.running(name):
-                hang.released.wait()
-            return 1.0
-
-    _add(context, Ponderer(name, propose(fragments_from_table(context))))
-
-
 @given('an async strategy "{name}" that proposes:')
 def async_strategy_proposing(context: Context, name: str) -> None:
     _add(context, ScriptedAsyncStrategy(name, propose(fragments_from_table(context))))
-
-
-@given('an async strategy "{name}" that blocks its event loop until the scenario ends')
-def async_strategy_blocking(context: Context, name: str) -> None:
-    hang = hang_of(context)
-
-    def behaviour(request: ContextRequest, budget: int) -> object:
-        with hang.running(name):
-            hang.released.wait()  # a blocking call in async code: the contract forbids it
-        return []
-
-    _add(context, ScriptedAsyncStrategy(name, behaviour))
 
 
 @given('a strategy "{name}" that proposes only once {count:d} strategies run at once:')
@@ -201,38 +201,6 @@ def strategy_hanging(context: Context, name: str, seconds: float) -> None:
         return []
 
     _add(context, ScriptedStrategy(name, behaviour))
-
-
-@given('a strategy "{name}" that hangs until the scenario ends')
-def strategy_hanging_to_the_end(context: Context, name: str) -> None:
-    hang = hang_of(context)
-
-    def behaviour(request: ContextRequest, budget: int) -> object:
-        with hang.running(name):
-            hang.released.wait()
-        return []
-
-    _add(context, ScriptedStrategy(name, behaviour))
-
-
-@given('an async strategy "{name}" that awaits the end of the scenario before answering')
-def async_strategy_waiting(context: Context, name: str) -> None:
-    _add(context, SlowAsyncStrategy(name, hang_of(context)))
-
-
-@given(
-    'an async strategy "{name}" that awaits the end of the scenario before answering, '
-    "even when it is cancelled"
-)
-def async_strategy_stubborn(context: Context, name: str) -> None:
-    _add(context, SlowAsyncStrategy(name, hang_of(context), stubborn=True))
-
-
-@then('"{name}" was called, and the request returned before it answered')
-def returned_before_answer(context: Context, name: str) -> None:
-    hang = hang_of(context)
-    assert name in hang.called, f"{name} was never called"
-    assert name not in hang.answered, f"the request waited for {name} to answer"
 
 
 _MALFORMED: dict[str, object] = {

@@ -7,16 +7,12 @@ into the repository.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import importlib
 import os
 import subprocess
 import sys
-import threading
-import time
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -144,11 +140,13 @@ def write_files(root: Path, files: dict[str, str]) -> None:
 #: Deadlines and time limits no busy machine runs into. What a scenario asks of a strategy
 #: must not depend on how loaded the machine is: a process's first request imports faiss
 #: and loads a model inside its strategy's deadline (half a second on a quiet machine,
-#: seconds on a busy one), and the navigator's first walk waits for the graph's edges
-#: within its total limit. Scenarios about deadlines and limits set their own, which win.
+#: seconds on a busy one), the navigator's first walk waits for the graph's edges within
+#: its total limit, and a plugin's import is bounded. Scenarios about deadlines and limits
+#: set their own, which win.
 UNHURRIED: dict[str, object] = {
     "executor.deadline_ms": 120_000,
     "executor.strategy_deadline_ms": 60_000,
+    "plugins.load_timeout_ms": 60_000,
     "strategies.breadth-depth-navigator.options.time_limit_ms": 30_000,
     "strategies.breadth-depth-navigator.options.total_limit_ms": 50_000,
 }
@@ -189,15 +187,14 @@ def result(context: Context) -> AssembledContext:
 
 def assemble(context: Context, request: ContextRequest | str, **fields: Any) -> None:
     """Assemble (a request, or a query with fields, as `Pipeline.assemble` takes them),
-    keeping the result or the error for the Then steps, and the time it took.
+    keeping the result or the error for the Then steps. How long it took is not kept: no
+    scenario asserts a wall-clock bound, which a busy machine can break.
     """
-    started = time.perf_counter()
     context.result, context.error = None, None
     try:
         context.result = pipeline(context).assemble(request, **fields)
     except Exception as exc:  # the Then steps say whether an error was expected
         context.error = exc
-    context.elapsed_seconds = time.perf_counter() - started
 
 
 def report(context: Context, name: str) -> Any:
@@ -320,71 +317,6 @@ class ScriptedAsyncStrategy(ScriptedStrategy):
         self, request: ContextRequest, backends: Backends, budget: int
     ) -> object:
         return super().retrieve(request, backends, budget)
-
-
-class Hang:
-    """What strategies that hang until the scenario ends wait for (`released`, set when it
-    ends), and which of them were called and which answered. A test that the request did
-    not wait for such a strategy needs no clock: the strategy has not answered yet.
-    """
-
-    def __init__(self) -> None:
-        self.released = threading.Event()
-        self.called: set[str] = set()
-        self.answered: set[str] = set()  # returned normally (not cancelled, not raised)
-
-    @contextlib.contextmanager
-    def running(self, name: str) -> Iterator[None]:
-        """Around a strategy's call: called on entry, answered on a normal exit."""
-        self.called.add(name)
-        yield
-        self.answered.add(name)
-
-    async def until_released(self) -> None:
-        """Await the end of the scenario, cancellably."""
-        while not self.released.is_set():
-            await asyncio.sleep(0.01)
-
-
-def hang_of(context: Context) -> Hang:
-    """The scenario's `Hang`, released when the scenario ends."""
-    hang: Hang | None = getattr(context, "hang", None)
-    if hang is None:
-        hang = context.hang = Hang()
-        context.add_cleanup(hang.released.set)
-    return hang
-
-
-@dataclass
-class SlowAsyncStrategy:
-    """An `async` strategy that awaits the end of the scenario before answering with
-    nothing; a stubborn one goes on waiting when it is cancelled.
-    """
-
-    name: str
-    hang: Hang
-    stubborn: bool = False
-    quality: float = 1.0
-    required_backends: frozenset[str] = field(default_factory=frozenset[str])
-
-    def can_handle(self, request: ContextRequest, backends: Backends) -> float:
-        return 1.0
-
-    async def retrieve(
-        self, request: ContextRequest, backends: Backends, budget: int
-    ) -> list[Candidate]:
-        with self.hang.running(self.name):
-            while True:
-                try:
-                    await self.hang.until_released()
-                    break
-                except asyncio.CancelledError:
-                    if not self.stubborn:
-                        raise
-        return []
-
-    def explain(self) -> str:
-        return f"{self.name}: an async strategy that takes its time"
 
 
 class StrategiesPlugin:

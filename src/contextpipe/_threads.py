@@ -12,11 +12,17 @@ Rules:
   as long as its executor (`OwnLoop`): one that blocks its loop holds up only itself.
 - Each call's outcome arrives on the caller's loop as a future; one that arrives after
   the caller gave up on it (at its deadline) is thrown away.
+- A plugin is loaded (imported, its hook called) on a daemon thread of its own, so that
+  its loader can stop waiting for it (`on_own_thread`).
+- A call given up on that has not ended is counted as stuck, by strategy, until it ends
+  (`StuckCalls`): a plain one holds its worker thread that long, an async one a task on
+  its strategy's loop (or a place in its queue, when the loop is blocked).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import functools
 import queue
@@ -164,6 +170,97 @@ class PlainBatch:
                 future.set_exception(error)
         if self._timer is not None and all(future.done() for future in self.futures):
             self._timer.cancel()
+
+
+def on_own_thread(call: Callable[[], _T], name: str) -> concurrent.futures.Future[_T]:
+    """`call()` on a daemon thread of its own, started now: its future, to wait on for as
+    long as the caller likes. A call still running when its caller stops waiting keeps its
+    thread, which holds up no exit.
+    """
+    future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+
+    def run() -> None:
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(call())
+        except BaseException as exc:  # the caller's, to judge
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
+
+
+class Ticket:
+    """One call of plugin code: whether it ended, and whether its caller gave up on it
+    (then, until it ends, it is counted as stuck). `run` or `awaited` runs the call and
+    marks its end, however it ends. An async call always begins, even one cancelled
+    before its loop got to it (a task's first step runs before the cancellation reaches
+    it), so its end is always marked too.
+    """
+
+    __slots__ = ("_abandoned", "_ended", "_stuck", "key")
+
+    def __init__(self, stuck: StuckCalls, key: int) -> None:
+        self._stuck = stuck
+        self.key = key
+        self._ended = False
+        self._abandoned = False
+
+    def run(self, call: Callable[[], _T]) -> _T:
+        """`call()`, on a worker."""
+        try:
+            return call()
+        finally:
+            self._end()
+
+    async def awaited(self, call: Callable[[], Awaitable[_T]]) -> _T:
+        """`await call()`, on the strategy's loop."""
+        try:
+            return await call()
+        finally:
+            self._end()
+
+    def abandon(self) -> int:
+        """The caller gives up on the call: stuck, unless it ended. How many calls of its
+        key are stuck now.
+        """
+        with self._stuck.lock:
+            if not self._ended and not self._abandoned:
+                self._abandoned = True
+                self._stuck.add(self.key, 1)
+            return self._stuck.count(self.key)
+
+    def _end(self) -> None:
+        with self._stuck.lock:
+            self._ended = True
+            if self._abandoned:
+                self._stuck.add(self.key, -1)
+
+
+class StuckCalls:
+    """Calls of plugin code their callers gave up on (at their deadlines) that have not
+    ended yet, counted by key (a strategy's `id()`); their tickets keep the count.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # held by a ticket while it changes the count
+        self._stuck: dict[int, int] = {}
+
+    def ticket(self, key: int) -> Ticket:
+        """A ticket for one call of the plugin code `key` names."""
+        return Ticket(self, key)
+
+    def count(self, key: int) -> int:
+        """How many calls of `key` are stuck now."""
+        return self._stuck.get(key, 0)
+
+    def add(self, key: int, change: int) -> None:
+        """Change the count of `key` (under `lock`)."""
+        stuck = self._stuck.get(key, 0) + change
+        if stuck:
+            self._stuck[key] = stuck
+        else:
+            del self._stuck[key]
 
 
 class OwnLoop:

@@ -3,7 +3,8 @@
 Rules, in order:
 
 1. A strategy with confidence 0 (or weight 0) gets nothing and is skipped.
-2. Each strategy's cap is `floor(cap_fraction x usable)`.
+2. Each strategy's cap is `floor(cap_fraction x usable)`, or its `cap_tokens` when that is
+   lower.
 3. Each strategy first receives its floor (`floor_tokens`, never above its cap). When the
    floors together exceed the usable budget they are scaled down proportionally.
 4. The rest is shared in proportion to `weight x quality x confidence`, by water-filling:
@@ -32,6 +33,12 @@ class AllocationRequest:
     confidence: float
     floor_tokens: int = 0
     cap_fraction: float = 1.0
+    cap_tokens: int | None = None  # a cap in tokens, besides the share of the budget
+
+    def cap(self, usable: int) -> int:
+        """Its cap when `usable` tokens are shared (rule 2)."""
+        cap = math.floor(self.cap_fraction * usable)
+        return cap if self.cap_tokens is None else max(0, min(cap, self.cap_tokens))
 
     @property
     def priority(self) -> float:
@@ -56,7 +63,7 @@ class BudgetAllocator:
         active = sorted((c for c in claims if c.priority > 0), key=lambda c: c.name)
         if not active or usable == 0:
             return result
-        caps = {c.name: math.floor(c.cap_fraction * usable) for c in active}
+        caps = {c.name: c.cap(usable) for c in active}
         floors = {c.name: min(c.floor_tokens, caps[c.name]) for c in active}
         total_floor = sum(floors.values())
         if total_floor > usable:

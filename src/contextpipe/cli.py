@@ -218,15 +218,22 @@ class _LogProgress:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--rebuild",
     is_flag=True,
     help="Move the store aside (kept, renamed with a time stamp) and index into a new one.",
 )
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Read the whole store and check that it is whole (slow); index nothing.",
+)
 @_format_option("text", "json", default="text")
 @click.pass_obj
-def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: str) -> None:
+def index(
+    obj: _Context, paths: tuple[Path, ...], rebuild: bool, check: bool, output_format: str
+) -> None:
     """Index folders or single files of text, markdown and source (honours .gitignore).
 
     Each PATH is brought up to date: new and changed files are indexed, files that vanished
@@ -235,6 +242,14 @@ def index(obj: _Context, paths: tuple[Path, ...], rebuild: bool, output_format: 
     """
     from rich.console import Console
 
+    if check:
+        if paths or rebuild:
+            raise click.UsageError("--check indexes nothing: give it no PATH and no --rebuild")
+        with _errors():
+            click.echo(obj.pipeline().verify_store())
+        return
+    if not paths:
+        raise click.UsageError("Missing argument 'PATHS...'.")
     stderr = Console(stderr=True)
     with _errors():
         pipeline = obj.pipeline()

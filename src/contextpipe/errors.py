@@ -58,3 +58,15 @@ def validation_problem(exc: ValidationError) -> tuple[str, str]:
         return where, message
     # reprlib keeps a long value to one readable line (and survives a failing __repr__).
     return where, f"{message} (got {reprlib.repr(error['input'])})"
+
+
+def described(exc: BaseException) -> str:
+    """An exception as `Type: message` for one line of a report; just the type when it has
+    no message, or its message cannot be made (making it runs its `__str__`, which a
+    plugin wrote).
+    """
+    try:
+        message = str(exc)
+    except Exception:
+        return f"{type(exc).__name__} (its message could not be read)"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

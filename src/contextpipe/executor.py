@@ -8,9 +8,14 @@ daemon thread of its own, so a strategy that blocks its loop (`time.sleep` in as
 holds up only itself (`_threads` keeps those threads and loops). That its answer is a
 list of candidates is also checked there, within its deadline; what each candidate may
 be, and how much of the list is packed first, is `acceptance`'s business. Whatever a
-strategy does (raise, hang, block, ignore its cancellation, return the wrong types)
-becomes a `StrategyReport`; it never fails the request, which answers within its deadline
-plus the time acceptance, fusion and packing take.
+strategy does (raise anything, `SystemExit` and `KeyboardInterrupt` included, hang, block,
+ignore its cancellation, return the wrong types) becomes a `StrategyReport`; it never fails
+the request, which answers within its deadline plus the time acceptance, fusion and
+packing take. (The user's Ctrl-C interrupts the main thread, where no plugin code runs:
+it still stops the command.) A call given up on at its deadline cannot be killed: it
+keeps its thread until it returns. A strategy with `QUARANTINE_AFTER` such calls that
+have not returned is quarantined, neither asked nor run until one of them returns, so
+that one that never returns holds a bounded number of threads, not one per request.
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from ._threads import OwnLoop, PlainBatch, stop_loops
-from .errors import validation_problem
+from ._threads import OwnLoop, PlainBatch, StuckCalls, Ticket, stop_loops
+from .errors import described, validation_problem
+from .logs import logger
 from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy
 from .storage import Backends
@@ -49,6 +55,11 @@ class PlannedRun:
     #: When the request's own deadline ends (a `time.perf_counter()` value). It started
     #: before `can_handle`, so the time the strategies took to answer that counts too.
     request_ends: float = math.inf
+
+    @property
+    def name(self) -> str:
+        """The strategy's name."""
+        return self.registered.strategy.name
 
 
 @dataclass(frozen=True)
@@ -107,6 +118,13 @@ CAN_HANDLE_SHARE = 0.1
 CAN_HANDLE_MIN_MS = 100
 
 
+#: A strategy with this many calls given up on at their deadlines that have not returned
+#: yet is quarantined: neither asked nor run until one of them returns. Each such call of a
+#: plain method holds a worker thread, so a strategy that never returns holds this many
+#: (and one more for each request that was running it when it was quarantined).
+QUARANTINE_AFTER = 3
+
+
 def _can_handle_window_ms(deadline_ms: int) -> int:
     floor = min(CAN_HANDLE_MIN_MS, deadline_ms // 2)
     return max(floor, round(deadline_ms * CAN_HANDLE_SHARE))
@@ -124,19 +142,6 @@ class _PluginError(Exception):
     """A strategy method raised. The message is made where the method ran: making it runs
     the plugin's code (`__str__`), which may raise or hang too.
     """
-
-
-#: What a strategy method may raise that is reported, not passed on: `sys.exit()` in a
-#: plugin ends neither the request nor the process.
-_RAISED = (Exception, SystemExit)
-
-
-def _described(exc: BaseException) -> str:
-    """`Type: message`, or just the type when the message cannot be made."""
-    try:
-        return f"{type(exc).__name__}: {exc}"
-    except Exception:
-        return f"{type(exc).__name__} (its message could not be read)"
 
 
 def _answer_of(raw: object) -> _Accepted:
@@ -195,12 +200,15 @@ class _Call:
     `answered` tells a timeout while its answer was checked from one while it was at work.
     """
 
-    def __init__(self, plan: PlannedRun, request: ContextRequest, backends: Backends) -> None:
+    def __init__(
+        self, plan: PlannedRun, request: ContextRequest, backends: Backends, ticket: Ticket
+    ) -> None:
         self.plan = plan
         self.strategy = plan.registered.strategy
         self.is_async = inspect.iscoroutinefunction(self.strategy.retrieve)
         self._request = request
         self._backends = backends
+        self.ticket = ticket
         self.answered = False
 
     def _retrieve(self) -> object:
@@ -211,6 +219,12 @@ class _Call:
         return _answer_of(raw)
 
     def plain(self) -> _Accepted:
+        return self.ticket.run(self._plain)
+
+    async def awaited(self) -> _Accepted:
+        return await self.ticket.awaited(self._awaited)
+
+    def _plain(self) -> _Accepted:
         try:
             raw = self._retrieve()
             if inspect.isawaitable(raw):
@@ -220,32 +234,42 @@ class _Call:
             return self._check(raw)
         except _ContractError:
             raise
-        except _RAISED as exc:
-            raise _PluginError(_described(exc)) from None
+        except BaseException as exc:  # on a worker: whatever it raises is its own
+            raise _PluginError(described(exc)) from None
 
-    async def awaited(self) -> _Accepted:
+    async def _awaited(self) -> _Accepted:
         try:
             return self._check(await cast(Awaitable[object], self._retrieve()))
         except _ContractError:
             raise
-        except _RAISED as exc:
-            raise _PluginError(_described(exc)) from None
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError) and _cancelled():
+                raise  # at its deadline: the task must end cancelled
+            raise _PluginError(described(exc)) from None
+
+
+def _cancelled() -> bool:
+    """Whether the running task is being cancelled (rather than its code raising
+    `CancelledError` of its own accord).
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _confidence(strategy: ContextStrategy, request: ContextRequest, backends: Backends) -> float:
     """On a worker: `can_handle`'s answer as a float (converting it runs plugin code too)."""
     try:
         answer: object = strategy.can_handle(request, backends)
-    except _RAISED as exc:
-        raise _PluginError(f"can_handle raised {_described(exc)}") from None
+    except BaseException as exc:  # on a worker: whatever it raises is its own
+        raise _PluginError(f"can_handle raised {described(exc)}") from None
     try:
         return float(cast(Any, answer))
     except (TypeError, ValueError):
         raise _ContractError(
             f"can_handle returned {reprlib.repr(answer)}, expected a value in [0, 1]"
         ) from None
-    except _RAISED as exc:
-        raise _PluginError(f"can_handle's answer raised {_described(exc)}") from None
+    except BaseException as exc:
+        raise _PluginError(f"can_handle's answer raised {described(exc)}") from None
 
 
 def _answer(future: asyncio.Future[object], window_ms: int, elapsed_ms: float) -> Confidence:
@@ -271,6 +295,7 @@ class StrategyExecutor:
         self.memo = memo
         self._own_loops: dict[int, OwnLoop] = {}  # by id() of the async strategy
         self._lock = threading.Lock()
+        self._stuck = StuckCalls()  # by id() of the strategy
         self._close = weakref.finalize(self, stop_loops, self._own_loops)
 
     def close(self) -> None:
@@ -308,12 +333,19 @@ class StrategyExecutor:
         """Each strategy's `can_handle`, in order. They run on workers; one that has run
         for a tenth of the request's deadline (at least 100 ms, at most half of it) without
         answering counts as declining, with status `timeout`. The time a call waits for a
-        worker to start it is not held against it, up to half the request's deadline.
+        worker to start it is not held against it, up to half the request's deadline. A
+        quarantined strategy is not asked: it declines, with status `skipped`.
         """
-        if not strategies:
-            return []
+        answers = [self._quarantined(strategy) for strategy in strategies]
+        asked = [s for s, answer in zip(strategies, answers, strict=True) if answer is None]
+        if not asked:
+            return [answer for answer in answers if answer is not None]
         window = _can_handle_window_ms(global_deadline_ms) / 1000
-        calls = [functools.partial(_confidence, s, request, backends) for s in strategies]
+        tickets = [self._stuck.ticket(id(s)) for s in asked]
+        calls = [
+            functools.partial(ticket.run, functools.partial(_confidence, s, request, backends))
+            for s, ticket in zip(asked, tickets, strict=True)
+        ]
         batch = PlainBatch(asyncio.get_running_loop(), calls)
         # However long calls wait for a worker, half the deadline is left for `retrieve`.
         give_up = time.perf_counter() + global_deadline_ms / 2000
@@ -326,10 +358,30 @@ class StrategyExecutor:
                 break
             await asyncio.wait([batch.futures[i] for i in waiting], timeout=horizon - now)
         now = time.perf_counter()
-        return [
+        for strategy, ticket, future in zip(asked, tickets, batch.futures, strict=True):
+            if not future.done():
+                self._abandon(ticket, strategy.name)
+        found = (
             _answer(future, round(window * 1000), round((now - (started or now)) * 1000, 3))
             for future, started in zip(batch.futures, batch.started, strict=True)
-        ]
+        )
+        return [next(found) if answer is None else answer for answer in answers]
+
+    def _quarantined(self, strategy: ContextStrategy) -> Confidence | None:
+        """A quarantined strategy's answer, for its report; None for one that may run."""
+        stuck = self._stuck.count(id(strategy))
+        if stuck < QUARANTINE_AFTER:
+            return None
+        reason = (
+            f"quarantined: {stuck} of its calls hung past their deadlines and have not "
+            "returned; it is not run until one of them does"
+        )
+        return Confidence(0.0, "skipped", reason)
+
+    def _abandon(self, ticket: Ticket, name: str) -> None:
+        """Give up on a call; the call that makes its strategy quarantined is logged."""
+        if ticket.abandon() == QUARANTINE_AFTER:
+            logger.warning("strategy quarantined", strategy=name, stuck_calls=QUARANTINE_AFTER)
 
     async def run(
         self,
@@ -343,13 +395,13 @@ class StrategyExecutor:
         """
         memo = self.memo
         if memo is None:
-            calls = [_Call(plan, request, backends) for plan in plans]
+            calls = [self._call(plan, request, backends) for plan in plans]
             return await self._run(calls, global_deadline_ms)
         asked = request.model_dump_json()
         keys = [(plan.registered.strategy.name, plan.allocated_tokens, asked) for plan in plans]
         known = [memo.recall(key) for key in keys]
         missing = [
-            _Call(plan, request, backends)
+            self._call(plan, request, backends)
             for plan, outcome in zip(plans, known, strict=True)
             if outcome is None
         ]
@@ -361,6 +413,10 @@ class StrategyExecutor:
                 memo.keep(key, outcome)
             outcomes.append(outcome)
         return outcomes
+
+    def _call(self, plan: PlannedRun, request: ContextRequest, backends: Backends) -> _Call:
+        ticket = self._stuck.ticket(id(plan.registered.strategy))
+        return _Call(plan, request, backends, ticket)
 
     async def _run(self, calls: Sequence[_Call], global_deadline_ms: int) -> list[RunOutcome]:
         batch = PlainBatch(asyncio.get_running_loop(), [c.plain for c in calls if not c.is_async])
@@ -407,11 +463,12 @@ class StrategyExecutor:
         try:
             candidates, note = cast(_Accepted, await _within(pending, seconds))
         except TimeoutError:
+            self._abandon(call.ticket, call.strategy.name)
             return outcome("timeout", self._late(call, deadline_ms))
         except (_ContractError, _PluginError) as exc:  # their message is ours
             return outcome("error", str(exc))
         except Exception as exc:  # never raised: its loop closed under it, say
-            return outcome("error", _described(exc))
+            return outcome("error", described(exc))
         return outcome("ok", note, len(candidates), candidates)
 
     def _late(self, call: _Call, deadline_ms: int) -> str:

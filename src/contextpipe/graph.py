@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from ._bulk import collector_paused
 from .storage import (
-    MEMORY_KIND,
     DeclaredEdges,
     Direction,
     EdgeTarget,
@@ -257,7 +256,7 @@ def _file_roots(nodes: Iterable[NodeRecord]) -> dict[str, str]:
 #: as records, the nodes of a large store made every full collection of a service that
 #: holds the graph walk them all (0.1-0.2 s each at 100k nodes).
 _Row = tuple[str, str, str, str, int, int, str | None]
-_KIND, _PATH = 1, 3
+_PATH = 3
 
 
 def _node_table(nodes: list[NodeRecord]) -> dict[str, _Row]:
@@ -475,16 +474,13 @@ class ResolvedGraph:
             return _Names(nodes)
 
     def lookup(self, name: str) -> list[GraphNode]:
-        """The nodes a user may mean by `name`, sorted by URI (see `GraphView.lookup`).
-        Memory items are never among them: a name is not a request's scope, and memory is
-        read in that scope by the strategies that search it.
-        """
+        """The nodes a user may mean by `name`, sorted by URI (see `GraphView.lookup`)."""
         names = self._names
         nodes = names.table  # the nodes its names were made from, whatever came since
         name = name.strip()
         found: Sequence[str]
         if name in nodes:
-            found = [name] if nodes[name][_KIND] != MEMORY_KIND else []
+            found = [name]
         elif "/" in name or "\\" in name or is_file_name(name):
             found = names.file(name)
         elif "." in name.strip("."):
@@ -519,7 +515,7 @@ class _Names:
         definitions: defaultdict[str, list[str]] = defaultdict(list)
         stems: defaultdict[str, list[str]] = defaultdict(list)
         for uri, kind, name, path, _, _, _ in table.values():
-            if kind in ("repository", "directory", MEMORY_KIND):
+            if kind in ("repository", "directory"):
                 continue
             if "#" not in uri:
                 parts = path.split("/")  # stored paths are normalised POSIX paths

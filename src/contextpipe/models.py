@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
@@ -135,6 +135,46 @@ class RequestFilters(BaseModel):
         default=None,
         description="Memory of this user may be proposed (global memory always may).",
     )
+    as_of: datetime | None = Field(
+        default=None,
+        description="Only what was modified (or said) at or before this time may be proposed.",
+    )
+
+
+class RequestScope(BaseModel):
+    """Who a request serves, and so whose memory its reads may see: files and global
+    memory always; one session's memory when it names that session, one user's when it
+    names that user; and, with `as_of`, only what was there at that time. The pipeline
+    fixes it when it opens the request's read views (`Store.backends`); the store applies
+    it to every read, and a strategy's filters can only narrow it (`narrow`).
+    """
+
+    model_config = _FROZEN
+
+    session: str | None = None
+    user: str | None = None
+    as_of: datetime | None = None
+
+    def narrow(self, filters: RequestFilters | None) -> RequestFilters:
+        """`filters` within this scope: a session or user they name stays only when it is
+        this scope's own, any other is dropped (its memory is not seen); their `as_of`
+        only when it is earlier than the scope's; None is the scope's own filters.
+        """
+        if filters is None:
+            return RequestFilters(session=self.session, user=self.user, as_of=self.as_of)
+        session = filters.session if filters.session == self.session else None
+        user = filters.user if filters.user == self.user else None
+        as_of = self.as_of
+        if filters.as_of is not None and (as_of is None or _utc(filters.as_of) < _utc(as_of)):
+            as_of = filters.as_of
+        if (session, user, as_of) == (filters.session, filters.user, filters.as_of):
+            return filters
+        return filters.model_copy(update={"session": session, "user": user, "as_of": as_of})
+
+
+def _utc(moment: datetime) -> datetime:
+    """A time comparable with any other: a naive one is taken as UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class ContextRequest(BaseModel):
@@ -165,15 +205,15 @@ class ContextRequest(BaseModel):
     )
     as_of: datetime | None = Field(
         default=None,
-        description="Reference time for time-aware strategies (now when None); later items "
-        "are left out by them, so that results are reproducible.",
+        description="Reference time (now when None): what was modified or said later is "
+        "left out of every read of the request, so that results are reproducible.",
     )
 
     @model_validator(mode="before")
     @classmethod
     def _scope_in_filters(cls, data: Any) -> Any:
-        """A request's session and user travel in its filters too: the store enforces
-        memory scope through the filters every strategy passes on.
+        """A request's session, user and `as_of` travel in its filters too, which every
+        strategy passes on to the store.
         """
         if not isinstance(data, Mapping):
             return data
@@ -184,9 +224,9 @@ class ContextRequest(BaseModel):
             if isinstance(raw, RequestFilters)
             else dict(cast(Mapping[str, Any], raw or {}))
         )
-        for key in ("session", "user"):
+        for key in ("session", "user", "as_of"):
             mine, theirs = fields.get(key), filters.get(key)
-            if mine is not None and theirs is not None and mine != theirs:
+            if mine is not None and theirs is not None and _differ(key, mine, theirs):
                 raise ValueError(f"{key} {mine!r} differs from filters.{key} {theirs!r}")
             fields[key] = filters[key] = mine if mine is not None else theirs
         fields["filters"] = filters
@@ -207,6 +247,22 @@ class ContextRequest(BaseModel):
             raise ValueError("query must contain some text")
         return value
 
+    @property
+    def scope(self) -> RequestScope:
+        """Who asks, and as of when: the scope the store holds every read of this request
+        to.
+        """
+        return RequestScope(session=self.session, user=self.user, as_of=self.as_of)
+
+
+def _differ(key: str, mine: object, theirs: object) -> bool:
+    """Whether a request's own value and its filters' differ (times compared as times)."""
+    if key != "as_of":
+        return mine != theirs
+    return _utc(_TIME.validate_python(mine)) != _utc(_TIME.validate_python(theirs))
+
+
+_TIME = TypeAdapter(datetime)
 
 StrategyStatus = Literal["ok", "timeout", "skipped", "error"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,9 +39,16 @@ from .errors import ConfigError, ContextpipeError, EmbedderError, StoreError, va
 from .executor import PlannedRun, RetrievalMemo, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
 from .logs import configure_logging, is_configured, logger
-from .models import AssembledContext, ContextFragment, ContextRequest, DroppedRow, StrategyReport
+from .models import (
+    AssembledContext,
+    ContextFragment,
+    ContextRequest,
+    DroppedRow,
+    RequestScope,
+    StrategyReport,
+)
 from .packing import Packer, PackingCache, PackingPolicy
-from .planning import Planner
+from .planning import Plan, Planner
 from .registry import (
     EmbedderRegistry,
     PluginInfo,
@@ -192,13 +199,18 @@ class Pipeline:
 
     def index_roots(self, paths: Iterable[str | Path]) -> list[Path]:
         """The roots `index(paths)` brings up to date: each path resolved (a folder, or
-        exactly one file); a path that does not exist is an error.
+        exactly one regular file); a path that does not exist, or is neither (a FIFO, a
+        device), is an error.
         """
         roots: list[Path] = []
         for raw in paths:
             root = Path(raw).resolve()
             if not root.exists():
                 raise ContextpipeError(f"{raw}: no such file or directory")
+            if not (root.is_dir() or root.is_file()):
+                raise ContextpipeError(
+                    f"{raw}: not a regular file or a folder; index reads only those"
+                )
             roots.append(root)
         return roots
 
@@ -343,6 +355,12 @@ class Pipeline:
         """Raise `StoreError`, saying what to run, unless the index exists and is whole."""
         self.store.check()
 
+    def verify_store(self) -> str:
+        """Check the whole store, reading everything (see `Store.verify`): what was
+        checked, or a `StoreError` naming the damage found and what to run.
+        """
+        return self.store.verify()
+
     def stats(self) -> StoreStats:
         """How many files and fragments the store holds."""
         return self.store.stats()
@@ -385,20 +403,21 @@ class Pipeline:
         request = self.request(request_or_query, **fields)
         tokenizer = get_tokenizer(request.tokenizer or self.settings.tokenizer.name)
         packer = self._packer(renderer_for(request.output), tokenizer)
-        backends = self._backends()
+        backends = self._backends(request.scope)
         timings: dict[str, float] = {}
 
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
         frame = packer.frame_tokens(request)
         plan = await self._planner.plan(request, backends, frame, deadline, not self.store.exists())
-        mark = time.perf_counter()
-        outcomes = await self._executor.run(plan.runs, request, backends, deadline)
-        timings["strategies"] = _ms(mark)
-
-        mark = time.perf_counter()
         variants = RequestVariants(backends.fragments, request.filters)
-        finished, ranked, left_out = self._accept(plan.runs, outcomes, request, tokenizer, variants)
-        timings["acceptance"] = _ms(mark)
+        answers = await self._answers(
+            plan, request, deadline, backends, tokenizer, variants, timings
+        )
+        finished = [answer.report for answer in answers]
+        ranked = [answer.ranked for answer in answers if answer.ranked is not None]
+        left_out = [row for answer in answers for row in answer.dropped]
+        if self.store.exists():
+            self.store.check()  # damage a strategy met fails the request, not just the strategy
 
         mark = time.perf_counter()
         fused = fuse(ranked, self.settings.fusion.rrf_k)
@@ -415,22 +434,20 @@ class Pipeline:
         )
         if request.session is not None and backends.sessions is not None:
             # The tiered strategy's warm tier: what this session was given lately.
-            backends.sessions.record_use(
-                request.session, [fragment.uko_uri for fragment in context.fragments]
-            )
+            backends.sessions.record_use([fragment.uko_uri for fragment in context.fragments])
         log_assembly(context)
         return context
 
-    def _backends(self) -> Backends:
-        """The store's capabilities, with vector search when an enabled strategy needs it
-        (loading the embedding model is not free).
+    def _backends(self, scope: RequestScope) -> Backends:
+        """The store's capabilities for one request, bound to its scope, with vector search
+        when an enabled strategy needs it (loading the embedding model is not free).
         """
-        backends = with_shared_text(self.store.backends())
+        backends = with_shared_text(self.store.backends(scope))
         if not self._wants_vectors():
             return backends
         if not self.settings.embedding.enabled:
             return without_vectors(backends, DISABLED)
-        return with_vectors(backends, self.store, self.embedder)
+        return with_vectors(backends, self.store, self.embedder, scope)
 
     def _wants_vectors(self) -> bool:
         """Whether an enabled strategy needs vector search."""
@@ -440,6 +457,45 @@ class Pipeline:
             for name, registered in self.registry.strategies.items()
         )
 
+    async def _answers(
+        self,
+        plan: Plan,
+        request: ContextRequest,
+        deadline: int,
+        backends: Backends,
+        tokenizer: Tokenizer,
+        variants: RequestVariants,
+        timings: dict[str, float],
+    ) -> list[_Answer]:
+        """Each planned strategy's answer: run, then accepted; then, when some failed, those
+        that delivered asked again with what the failed ones returned (planning's rule 6).
+        A second answer replaces the first when it is `ok`; else the first stands.
+        """
+        mark = time.perf_counter()
+        outcomes = await self._executor.run(plan.runs, request, backends, deadline)
+        timings["strategies"] = _ms(mark)
+        mark = time.perf_counter()
+        answers = self._accept(plan.runs, outcomes, request, tokenizer, variants)
+        timings["acceptance"] = _ms(mark)
+        taken = {answer.report.name: answer.taken for answer in answers}
+        returned = self._planner.returned(plan, [answer.report for answer in answers], taken)
+        if not returned.runs:
+            return answers
+        mark = time.perf_counter()
+        outcomes = await self._executor.run(returned.runs, request, backends, deadline)
+        timings["strategies"] += _ms(mark)
+        mark = time.perf_counter()
+        again = self._accept(returned.runs, outcomes, request, tokenizer, variants)
+        timings["acceptance"] += _ms(mark)
+        seconds = {answer.report.name: answer for answer in again}
+        by = ", ".join(returned.by)
+        return [
+            _asked_again(answer, seconds[answer.report.name], by)
+            if answer.report.name in seconds
+            else answer
+            for answer in answers
+        ]
+
     def _accept(
         self,
         plans: Sequence[PlannedRun],
@@ -447,33 +503,28 @@ class Pipeline:
         request: ContextRequest,
         tokenizer: Tokenizer,
         variants: RequestVariants,
-    ) -> tuple[list[StrategyReport], list[RankedList], list[DroppedRow]]:
-        """Each strategy's final report, its accepted candidates as fusion ranks them, and
-        every candidate acceptance left out.
+    ) -> list[_Answer]:
+        """Each strategy's report, its accepted candidates as fusion ranks them, and every
+        candidate acceptance left out.
         """
         # Fusion weight: the configured weight times the strategy's quality prior.
         weights = {
             plan.registered.strategy.name: plan.weight * plan.registered.strategy.quality
             for plan in plans
         }
-        reports: list[StrategyReport] = []
-        ranked: list[RankedList] = []
-        left_out: list[DroppedRow] = []
+        answers: list[_Answer] = []
         for outcome in outcomes:
             if outcome.report.status != "ok":
-                reports.append(outcome.report)
+                answers.append(_Answer(outcome.report))
                 continue
             report, candidates = outcome.report, outcome.candidates
             taken = self._checks.accept(report, candidates, tokenizer, request.budget, variants)
-            reports.append(taken.report)
-            left_out += taken.dropped
             name = report.name
-            ranked.append(
-                RankedList(
-                    name, report.plugin, weights[name], taken.candidates, taken.ranks, taken.beyond
-                )
+            ranked = RankedList(
+                name, report.plugin, weights[name], taken.candidates, taken.ranks, taken.beyond
             )
-        return reports, ranked, left_out
+            answers.append(_Answer(taken.report, ranked, taken.dropped))
+        return answers
 
     def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
         policy = PackingPolicy.from_settings(self.settings.packing)
@@ -545,6 +596,39 @@ class Pipeline:
         if self._froze:
             gc.unfreeze()
             self._froze = False
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """One strategy's report after acceptance, its accepted candidates as fusion ranks
+    them (None when it did not answer `ok`), and what acceptance left out.
+    """
+
+    report: StrategyReport
+    ranked: RankedList | None = None
+    dropped: tuple[DroppedRow, ...] = ()
+
+    @property
+    def taken(self) -> int:
+        """How many of its candidates were accepted."""
+        return 0 if self.ranked is None else len(self.ranked.candidates)
+
+
+def _asked_again(first: _Answer, second: _Answer, returned_by: str) -> _Answer:
+    """A strategy's answer when it was asked again with more tokens: the second when it is
+    `ok`, else the first; the report says which, and counts the time of both.
+    """
+    more = second.report.allocated_tokens - first.report.allocated_tokens
+    asked = f"asked again with {more} more tokens, which {returned_by} returned"
+    elapsed = round(first.report.elapsed_ms + second.report.elapsed_ms, 3)
+    if second.report.status == "ok":
+        reason = "; ".join(part for part in (asked, second.report.reason) if part)
+        report = second.report.model_copy(update={"reason": reason, "elapsed_ms": elapsed})
+        return replace(second, report=report)
+    again = f"{asked}: {second.report.status}, {second.report.reason}; its first answer stands"
+    reason = "; ".join(part for part in (first.report.reason, again) if part)
+    report = first.report.model_copy(update={"reason": reason, "elapsed_ms": elapsed})
+    return replace(first, report=report)
 
 
 def _ms(since: float) -> float:

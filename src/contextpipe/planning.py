@@ -7,7 +7,8 @@ The rules, in the order the planner applies them:
    disabled in config, or needing a capability the store does not offer, is `skipped`
    with that reason.
 3. The rest are asked `can_handle` (by the executor, inside the request's deadline, which
-   starts here). One that fails or runs out of time is reported so; one that answers 0, or
+   starts here; a strategy the executor quarantined is not asked, and is `skipped`,
+   saying so). One that fails or runs out of time is reported so; one that answers 0, or
    whose weight (the request's, else the configured one, else the strategy's own
    `default_weight`, else 1) is 0, is `skipped`. Before, when one of them needs the graph,
    the names the request gives (its focus, and the code its query names: `code_mentions`)
@@ -19,6 +20,13 @@ The rules, in the order the planner applies them:
    weight, quality and confidence, within each one's floor and cap.
 5. Each planned run carries its own deadline (`[strategies.NAME] deadline_ms`, else the
    executor's) and the end of the request's deadline.
+6. Once the strategies answered and their candidates were accepted, what a strategy
+   that failed (`error`), timed out, or had every candidate rejected was allotted returns
+   to those that delivered (status `ok`, candidates accepted, none rejected): the
+   allocator shares it among them as in rule 4, on top of their shares and within their
+   caps. Each whose share grew is asked again with it while the request's deadline lasts
+   (`returned`): a strategy proposes for its allocation, so the tokens returned are
+   filled only if it is asked for more.
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ from __future__ import annotations
 import contextlib
 import time
 import weakref
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from .budget import AllocationRequest, BudgetAllocator
 from .config import Settings, StrategySettings
@@ -40,10 +49,24 @@ from .text import code_mentions
 
 @dataclass(frozen=True)
 class Plan:
-    """The strategies that run, and reports for those that do not."""
+    """The strategies that run, and reports for those that do not; the budget the runs
+    share (after the output's frame) and their claims on it, by name.
+    """
 
     runs: list[PlannedRun]
     skipped: list[StrategyReport]
+    usable: int
+    claims: Mapping[str, AllocationRequest]
+
+
+@dataclass(frozen=True)
+class Returned:
+    """Rule 6: the strategies whose allotment returned, and the runs that are asked again
+    with a larger share.
+    """
+
+    by: tuple[str, ...]
+    runs: list[PlannedRun]
 
 
 @dataclass(frozen=True)
@@ -100,20 +123,19 @@ class Planner:
                 skipped.append(_skipped(registered, "skipped", "weight is 0", answer.value))
             else:
                 confident.append(_Eligible(registered, item.config, item.weight, answer.value))
-        shares = self._allocator.allocate(
-            max(0, request.budget - frame_tokens),
-            [
-                AllocationRequest(
-                    name=item.registered.strategy.name,
-                    weight=item.weight,
-                    quality=item.registered.strategy.quality,
-                    confidence=item.confidence,
-                    floor_tokens=item.config.floor_tokens,
-                    cap_fraction=item.config.cap_fraction,
-                )
-                for item in confident
-            ],
-        )
+        usable = max(0, request.budget - frame_tokens)
+        claims = {
+            item.registered.strategy.name: AllocationRequest(
+                name=item.registered.strategy.name,
+                weight=item.weight,
+                quality=item.registered.strategy.quality,
+                confidence=item.confidence,
+                floor_tokens=item.config.floor_tokens,
+                cap_fraction=item.config.cap_fraction,
+            )
+            for item in confident
+        }
+        shares = self._allocator.allocate(usable, list(claims.values()))
         default_deadline = self._settings.executor.strategy_deadline_ms
         runs = [
             PlannedRun(
@@ -126,7 +148,39 @@ class Planner:
             )
             for item in confident
         ]
-        return Plan(runs, skipped)
+        return Plan(runs, skipped, usable, claims)
+
+    def returned(
+        self, plan: Plan, reports: Sequence[StrategyReport], taken: Mapping[str, int]
+    ) -> Returned:
+        """Rule 6, given each run's report after acceptance and how many of its candidates
+        were accepted, by name.
+        """
+        answered = {report.name: report for report in reports}
+
+        def failed(run: PlannedRun) -> bool:
+            report = answered[run.name]
+            return report.status in ("error", "timeout") or (
+                report.rejected > 0 and not taken.get(run.name)
+            )
+
+        def delivered(run: PlannedRun) -> bool:
+            report = answered[run.name]
+            return report.status == "ok" and report.rejected == 0 and bool(taken.get(run.name))
+
+        back = [run for run in plan.runs if failed(run)]
+        given = [run for run in plan.runs if delivered(run)]
+        claims = [
+            _headroom(plan.claims[run.name], plan.usable, run.allocated_tokens) for run in given
+        ]
+        more = self._allocator.allocate(sum(run.allocated_tokens for run in back), claims)
+        now = time.perf_counter()
+        again = [
+            replace(run, allocated_tokens=run.allocated_tokens + more[run.name])
+            for run in given
+            if more[run.name] > 0 and run.request_ends > now
+        ]
+        return Returned(tuple(run.name for run in back), again)
 
     async def _look_up_names(
         self, request: ContextRequest, graph: GraphView | None, deadline_ms: int
@@ -192,6 +246,11 @@ class Planner:
                 continue
             eligible.append(_Eligible(registered, config, _weight(registered, config, request)))
         return eligible, skipped
+
+
+def _headroom(claim: AllocationRequest, usable: int, share: int) -> AllocationRequest:
+    """Rule 6: a claim on what others returned, up to its cap (its floor is met)."""
+    return replace(claim, floor_tokens=0, cap_fraction=1.0, cap_tokens=claim.cap(usable) - share)
 
 
 def _weight(

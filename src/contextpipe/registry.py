@@ -2,14 +2,20 @@
 (`contextpipe.strategies`), store backends (`contextpipe.stores`) and embedders
 (`contextpipe.embedders`). Of the last two only the configured one is imported.
 
-A plugin that fails to import, raises in its hook, or returns something that is not a list
-of what its hook promises is recorded as `broken` with its error; every other plugin still
-works. Each plugin's load time (its import and its hook) is recorded, and one slower than
-`SLOW_LOAD_MS` is logged as a warning: every command pays for it.
+A plugin that fails to import, raises in its hook (anything: its exceptions are its own),
+or returns something that is not a list of what its hook promises is recorded as `broken`
+with its error; every other plugin still works. Each plugin's load time (its import and its
+hook) is recorded, and one slower than `SLOW_LOAD_MS` is logged as a warning: every
+command pays for it. Every command loads every strategy plugin, so one that is not built
+in loads on a thread of its own, and one still loading after `[plugins] load_timeout_ms`
+is left out, `broken` (its thread is abandoned, as a hung strategy's is). Built-in plugins
+are contextpipe's own code: they are loaded where they are asked for, and never reported
+as slow (on a busy machine any import is slow).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import time
@@ -23,9 +29,10 @@ import pluggy
 from pydantic import BaseModel
 
 from . import hookspecs
+from ._threads import on_own_thread
 from .config import Settings, default_config_toml, disabled_plugins
 from .embedding import Embedder
-from .errors import ConfigError, ContextpipeError, StoreError
+from .errors import ConfigError, ContextpipeError, StoreError, described
 from .logs import logger
 from .storage import Store, StoreBackend
 from .strategy import ContextStrategy
@@ -34,6 +41,9 @@ PluginStatus = Literal["ok", "broken", "disabled"]
 
 #: A plugin taking longer than this to load (import and hook) is logged as a warning.
 SLOW_LOAD_MS = 1000.0
+
+#: What plugins' load times are read from (a test gives it the clock of a busy machine).
+_clock = time.perf_counter
 
 
 @dataclass(frozen=True)
@@ -47,11 +57,12 @@ class PluginInfo:
     error: str = ""
     provides: tuple[str, ...] = ()  # the names of its strategies, or of its store backends
     load_ms: float = 0.0  # its import (for an entry point) and its hook; 0 when not loaded
+    built_in: bool = False  # contextpipe's own code
 
     @property
     def slow(self) -> bool:
-        """Whether it took longer than `SLOW_LOAD_MS` to load."""
-        return self.load_ms > SLOW_LOAD_MS
+        """Whether it took longer than `SLOW_LOAD_MS` to load, not being built in."""
+        return not self.built_in and self.load_ms > SLOW_LOAD_MS
 
     @property
     def label(self) -> str:
@@ -150,6 +161,10 @@ _STORES = _Hook("contextpipe_stores", "store backends", "store backend", _store_
 _EMBEDDERS = _Hook("contextpipe_embedders", "embedders", "embedder", _embedder_error)
 
 
+class _LoadError(Exception):
+    """Why a plugin is broken."""
+
+
 class _PluginLoader:
     """Registers plugins for one hook, each in its own guard, and collects what they
     provide by name.
@@ -158,13 +173,13 @@ class _PluginLoader:
     def __init__(self, hook: _Hook, arguments: Mapping[str, Any]) -> None:
         self._hook = hook
         self._arguments = dict(arguments)
-        self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        self._manager.add_hookspecs(hookspecs)
         self.plugins: list[PluginInfo] = []
         self.provided: dict[str, tuple[object, PluginInfo]] = {}
 
     def discover(self, group: str, settings: Settings, environ: Mapping[str, str] | None) -> None:
-        """Load every entry point of `group` that config allows."""
+        """Load every entry point of `group` that config allows, each not built in within
+        `[plugins] load_timeout_ms`.
+        """
         denied = disabled_plugins(settings, environ)
         allowed = frozenset(settings.plugins.allow)
         found = sorted(entry_points(group=group), key=lambda ep: ep.name)
@@ -175,87 +190,138 @@ class _PluginLoader:
                 info = PluginInfo(entry_point.name, distribution, version, "disabled", reason)
                 self.plugins.append(info)
                 continue
-            self.load(entry_point)
+            self.load(entry_point, settings.plugins.load_timeout_ms)
 
-    def load(self, entry_point: EntryPoint) -> PluginInfo:
-        """Import one entry point's plugin and register it, inside the guard."""
-        started = time.perf_counter()
+    def load(self, entry_point: EntryPoint, bound_ms: int | None = None) -> PluginInfo:
+        """Import one entry point's plugin and register it, inside the guard. Given
+        `bound_ms`, a plugin not built in is imported, and its hook called, on a thread of
+        its own; one still loading by then is left out, broken.
+        """
+        started = _clock()
         distribution, version = _distribution(entry_point)
+        built_in = entry_point.module.partition(".")[0] == __package__
+        about = PluginInfo(entry_point.name, distribution, version, "ok", built_in=built_in)
+        if bound_ms is None or built_in:
+            try:
+                plugin = entry_point.load()
+            except Exception as exc:  # a broken plugin must not take the others down
+                return self._done(_broken(about, f"import failed: {described(exc)}"), started)
+            return self._register(plugin, about, started)
+        loading = on_own_thread(
+            functools.partial(self._provide, entry_point), f"contextpipe-load-{entry_point.name}"
+        )
         try:
-            plugin = entry_point.load()
-        except Exception as exc:  # a broken plugin must not take the others down
-            error = f"import failed: {type(exc).__name__}: {exc}"
-            info = _timed(
-                PluginInfo(entry_point.name, distribution, version, "broken", error), started
+            plugin, results = loading.result(timeout=bound_ms / 1000)
+        except TimeoutError:
+            error = (
+                f"left out: still loading after {bound_ms} ms (its import and its hook);"
+                " every command would wait for it"
             )
-            self.plugins.append(info)
-            return info
-        return self.register(plugin, entry_point.name, distribution, version, started=started)
+            return self._done(_broken(about, error), started)
+        except _LoadError as exc:
+            return self._done(_broken(about, str(exc)), started)
+        return self._collect(about, results, started)
 
     def register(
-        self,
-        plugin: object,
-        name: str,
-        distribution: str = "",
-        version: str = "",
-        *,
-        started: float | None = None,
+        self, plugin: object, name: str, distribution: str = "", version: str = ""
     ) -> PluginInfo:
-        """Register a plugin object (a module or instance with hook implementations).
-        `started` is when loading it began (`time.perf_counter()`, before its import); its
-        load time counts from then, else from now.
-        """
-        since = time.perf_counter() if started is None else started
-        info = self._load(plugin, name, distribution or name, version, since)
-        self.plugins.append(info)
-        return info
+        """Register a plugin object (a module or instance with hook implementations)."""
+        about = PluginInfo(name, distribution or name, version, "ok")
+        return self._register(plugin, about, _clock())
 
-    def _load(
-        self, plugin: object, name: str, distribution: str, version: str, started: float
-    ) -> PluginInfo:
-        hook, provides = self._hook.name, self._hook.provides
-
-        def broken(error: str) -> PluginInfo:
-            self._manager.unregister(plugin)
-            return _timed(PluginInfo(name, distribution, version, "broken", error), started)
-
+    def _register(self, plugin: object, about: PluginInfo, started: float) -> PluginInfo:
         try:
-            self._manager.register(plugin, name=name)
+            results = self._results(plugin, about.name)
+        except _LoadError as exc:
+            return self._done(_broken(about, str(exc)), started)
+        return self._collect(about, results, started)
+
+    def _provide(self, entry_point: EntryPoint) -> tuple[object, list[object]]:
+        """On a thread of its own: the plugin and what its hook returned. Whatever it
+        raises is its own (`KeyboardInterrupt` too: the user's Ctrl-C interrupts the main
+        thread); a `ConfigError` is the user's, and stops the command.
+        """
+        try:
+            plugin = entry_point.load()
+        except BaseException as exc:
+            raise _LoadError(f"import failed: {described(exc)}") from None
+        try:
+            return plugin, self._results(plugin, entry_point.name)
+        except (_LoadError, ConfigError):
+            raise
+        except BaseException as exc:
+            raise _LoadError(f"{self._hook.name} raised {described(exc)}") from None
+
+    def _results(self, plugin: object, name: str) -> list[object]:
+        """What the plugin's hook returns, called in a plugin manager of its own; a
+        `_LoadError` says why there is nothing.
+        """
+        manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        manager.add_hookspecs(hookspecs)
+        try:
+            manager.register(plugin, name=name)
         except Exception as exc:
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            error = f"registration failed: {type(exc).__name__}: {first_line}"
-            return _timed(PluginInfo(name, distribution, version, "broken", error), started)
-        others = [p for p in self._manager.get_plugins() if p is not plugin]
-        caller = self._manager.subset_hook_caller(hook, others)
+            raise _LoadError(f"registration failed: {type(exc).__name__}: {first_line}") from None
+        caller = getattr(manager.hook, self._hook.name)
         if not caller.get_hookimpls():
-            return broken(f"defines no {hook} hook")
+            raise _LoadError(f"defines no {self._hook.name} hook")
         try:
-            results: list[object] = caller(**self._arguments)
+            return caller(**self._arguments)
         except ConfigError:
-            self._manager.unregister(plugin)
             raise  # the user's settings are at fault, not the plugin: stop and name the key
         except Exception as exc:
-            return broken(f"{hook} raised {type(exc).__name__}: {exc}")
+            raise _LoadError(f"{self._hook.name} raised {described(exc)}") from None
+
+    def _collect(self, about: PluginInfo, results: list[object], started: float) -> PluginInfo:
+        """Check what a plugin's hook returned, and keep what it provides by name."""
+        hook, provides = self._hook.name, self._hook.provides
+        if any(info.name == about.name and info.status == "ok" for info in self.plugins):
+            error = f"registration failed: a plugin named {about.name!r} is registered already"
+            return self._done(_broken(about, error), started)
         if not results:  # pluggy drops a None result
-            return broken(f"{hook} returned None, not a list of {provides}")
+            return self._done(
+                _broken(about, f"{hook} returned None, not a list of {provides}"), started
+            )
         items: list[object] = []
         for result in results:
             if not isinstance(result, Iterable) or isinstance(result, str | bytes):
-                return broken(f"{hook} returned {result!r}, not a list of {provides}")
+                error = f"{hook} returned {result!r}, not a list of {provides}"
+                return self._done(_broken(about, error), started)
             for item in cast(Iterable[object], result):
                 if (error := self._hook.contract(item)) is not None:
-                    return broken(error)
+                    return self._done(_broken(about, error), started)
                 items.append(item)
         names = [str(getattr(item, "name")) for item in items]  # noqa: B009 - checked
         clashes = [n for n in names if n in self.provided]
         if clashes:
             owner = self.provided[clashes[0]][1].name
-            noun = self._hook.noun
-            return broken(f"{noun} {clashes[0]!r} is already registered by plugin {owner!r}")
-        info = _timed(PluginInfo(name, distribution, version, "ok", "", tuple(names)), started)
+            error = f"{self._hook.noun} {clashes[0]!r} is already registered by plugin {owner!r}"
+            return self._done(_broken(about, error), started)
+        info = self._done(replace(about, provides=tuple(names)), started)
         for item_name, item in zip(names, items, strict=True):
             self.provided[item_name] = (item, info)
         return info
+
+    def _done(self, info: PluginInfo, started: float) -> PluginInfo:
+        """`info` with its load time since `started`, kept; a slow one is logged."""
+        load_ms = round((_clock() - started) * 1000, 1)
+        info = replace(info, load_ms=load_ms)
+        if info.slow:
+            # Every command waits for it: say which plugin it is.
+            logger.warning(
+                "slow plugin",
+                plugin=info.name,
+                distribution=info.distribution,
+                load_ms=load_ms,
+                threshold_ms=SLOW_LOAD_MS,
+            )
+        self.plugins.append(info)
+        return info
+
+
+def _broken(about: PluginInfo, error: str) -> PluginInfo:
+    return replace(about, status="broken", error=error)
 
 
 class StrategyRegistry:
@@ -399,21 +465,6 @@ def commented_default_config() -> str:
         options[name] = model if isinstance(model, BaseModel) else None
         weights[name] = registered.default_weight
     return default_config_toml(options, weights)
-
-
-def _timed(info: PluginInfo, started: float) -> PluginInfo:
-    """`info` with its load time since `started`; a slow one is logged as a warning."""
-    load_ms = round((time.perf_counter() - started) * 1000, 1)
-    if load_ms > SLOW_LOAD_MS:
-        # Every command waits for it: say which plugin it is.
-        logger.warning(
-            "slow plugin",
-            plugin=info.name,
-            distribution=info.distribution,
-            load_ms=load_ms,
-            threshold_ms=SLOW_LOAD_MS,
-        )
-    return replace(info, load_ms=load_ms)
 
 
 def _unique(found: Iterable[EntryPoint]) -> Iterator[EntryPoint]:

@@ -3,6 +3,14 @@
 Each renderer says exactly which text counts against the budget (`Rendered.counted`), so
 the packer's token accounting is the accounting of what is emitted, headers and separators
 included.
+
+A file's name is not text the model should read as structure: a name holding a line break
+would add lines of its own (a fake `###` heading, a `SYSTEM:` line). So what comes from file
+names and paths is shown by `shown_name` in markdown (and chat messages) and xml: line
+breaks and other control characters written as escapes (`\n`, `\r`, `\x1b`, `\u2028`),
+and a backslash doubled, so that the name stays on its line and reads unambiguously. json
+gives names exactly, escaped as JSON strings, with the line breaks JSON may leave raw
+(U+0085, U+2028, U+2029) escaped too, so that every object stays on its line.
 """
 
 from __future__ import annotations
@@ -81,9 +89,25 @@ class _BlockRenderer(ABC):
         return self.render_blocks([self.block(f) for f in fragments], request)
 
 
+# Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
+_ESCAPES = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)
+} | {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\"}
+
+
+# Line breaks that JSON leaves raw in a string (it escapes those below U+0020).
+_JSON_LINE_BREAKS = {code: f"\\u{code:04x}" for code in (0x85, 0x2028, 0x2029)}
+
+
+def shown_name(name: str) -> str:
+    """A file name or path as output shows it: on one line, control characters escaped."""
+    return name.translate(_ESCAPES)
+
+
 def _location(fragment: ContextFragment) -> str:
     source = fragment.source
-    return f"{source.path}:{source.start_line}-{source.end_line}"
+    return f"{shown_name(source.path)}:{source.start_line}-{source.end_line}"
 
 
 def _fence(text: str) -> str:
@@ -101,7 +125,7 @@ class MarkdownRenderer(_BlockRenderer):
     def block(self, fragment: ContextFragment) -> str:
         if fragment.detail_depth == 0:
             return f"- {fragment.text}"
-        title = fragment.metadata.get("title", "")
+        title = shown_name(fragment.metadata.get("title", ""))  # a file's name, at times
         header = f"### {_location(fragment)}" + (f" · {title}" if title else "")
         language = fragment.metadata.get("language", "")
         if language:
@@ -125,8 +149,8 @@ class XmlRenderer(_BlockRenderer):
         source = fragment.source
         lines = f"{source.start_line}-{source.end_line}"
         attributes = (
-            f"source={quoteattr(source.path)} lines={quoteattr(lines)}"
-            f' uri={quoteattr(fragment.uko_uri)} depth="{fragment.detail_depth}"'
+            f"source={quoteattr(shown_name(source.path))} lines={quoteattr(lines)}"
+            f' uri={quoteattr(shown_name(fragment.uko_uri))} depth="{fragment.detail_depth}"'
         )
         return f"<document {attributes}>\n{escape(fragment.text)}\n</document>"
 
@@ -147,7 +171,7 @@ class JsonRenderer(_BlockRenderer):
 
     def block(self, fragment: ContextFragment) -> str:
         source = fragment.source
-        return json.dumps(
+        entry = json.dumps(
             {
                 "source": source.path,
                 "lines": [source.start_line, source.end_line],
@@ -157,6 +181,7 @@ class JsonRenderer(_BlockRenderer):
             },
             ensure_ascii=False,
         )
+        return entry.translate(_JSON_LINE_BREAKS)
 
     def render_blocks(self, blocks: Sequence[str], request: ContextRequest) -> Rendered:
         frame = self.frame(request)

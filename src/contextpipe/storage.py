@@ -7,16 +7,20 @@ these, never to a concrete backend.
   `IndexWriter` at a time and, for each request, the `Backends` it offers.
 - An `IndexWriter` writes whole files (`StoredFile`, `NewFragment`, `NodeRecord`,
   `EdgeRecord`): everything read from one file commits together or not at all.
-- `Backends` is the typed map of read capabilities a store fills in: fragment lookup,
-  text search, the resolved graph, the timeline, and vector search, which the pipeline
-  adds from the store's `VectorIndex` and the configured embedder. Strategies name the
-  ones they need in `required_backends`; a missing one is None here, with the reason in
-  `Backends.reasons` when there is one, and skips them.
+- `Backends` is the typed map of read capabilities a store fills in for one request:
+  fragment lookup, text search, the resolved graph, the timeline, and vector search,
+  which the pipeline adds from the store's `VectorIndex` and the configured embedder.
+  Strategies name the ones they need in `required_backends`; a missing one is None here,
+  with the reason in `Backends.reasons` when there is one, and skips them.
 - Memory items (`MemoryItem`: text with a time and a scope) are written by the same
-  `IndexWriter` as files, and read like any fragment; the store keeps each out of the
-  requests its scope excludes (`RequestFilters.session` and `.user`), whatever a strategy
-  asks. `SessionTiers` offers pinned items, each session's recently delivered items and
-  recent memory.
+  `IndexWriter` as files, and read like any fragment, never as a file: their stored
+  paths are their node URIs, which no file's path can be. Every read view a store hands
+  out (`backends`, `vector_index`) is bound to the `RequestScope` it was opened with: it
+  keeps out memory the scope does not allow, in every answer (hits, fragments, scores,
+  similarities, token counts, counts), whatever filters a strategy passes; a strategy's
+  filters can only narrow the scope (`RequestScope.narrow`). The graph holds what files
+  give, never memory. `SessionTiers` offers pinned items, the scope's session's recently
+  delivered items and recent memory.
 - Vectors are kept per vector space (one embedder's): a `VectorWriter` adds the vectors
   of fragments that lack them, a batch at a time, and opening one for another space
   drops the old vectors, so two spaces are never mixed.
@@ -33,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, runtime_checkable
 
 from .config import Settings
-from .models import ContextFragment, RequestFilters
+from .models import ContextFragment, RequestFilters, RequestScope
 
 if TYPE_CHECKING:
     import numpy as np
@@ -143,6 +147,9 @@ class MemoryScope(StrEnum):
 
 #: The source kind of memory items (`RequestFilters.kinds` selects them by it).
 MEMORY_KIND = "memory"
+#: How every memory item's node URI starts; its stored path is that URI, which no file's
+#: path can be (a file's path is normalised: it never holds `//`).
+MEMORY_URI_PREFIX = "uko://memory/"
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,17 @@ class MemoryItem:
     scope: MemoryScope
     owner: str = ""
     speaker: str = ""
+
+    def __post_init__(self) -> None:
+        # A scope named by its value ("global") is the scope itself, not a plain string.
+        try:
+            scope = MemoryScope(self.scope)
+        except ValueError:
+            known = ", ".join(scope.value for scope in MemoryScope)
+            raise ValueError(
+                f"memory item {self.id!r}: scope {self.scope!r} is not one of {known}"
+            ) from None
+        object.__setattr__(self, "scope", scope)
 
 
 # -- the resolved graph ------------------------------------------------------------------
@@ -216,7 +234,7 @@ class FragmentLookup(Protocol):
         self, uko_uri: str, filters: RequestFilters | None = None
     ) -> Sequence[ContextFragment]:
         """Every stored depth of one node, deepest first; none when the node is memory the
-        request of `filters` may not see (None: a request naming no session and no user).
+        view's scope, narrowed by `filters` (None: not narrowed), does not allow.
         """
         ...
 
@@ -227,7 +245,7 @@ class FragmentLookup(Protocol):
         ...
 
     def count(self) -> int:
-        """How many fragments (all depths) the store holds."""
+        """How many fragments (all depths) the store holds that the view's scope allows."""
         ...
 
     def token_counts(
@@ -238,9 +256,9 @@ class FragmentLookup(Protocol):
     ) -> Mapping[str, int]:
         """The token counts the store holds for these fragments' texts, by content hash:
         for each fragment stored under its id with its content hash, in a file whose
-        texts `tokenizer` counted; the others, and memory the request of `filters` may
-        not see, are left out. Acceptance takes them as the texts' real counts instead
-        of counting the texts again.
+        texts `tokenizer` counted; the others, and memory the view's scope (narrowed by
+        `filters`) does not allow, are left out. Acceptance takes them as the texts' real
+        counts instead of counting the texts again.
         """
         ...
 
@@ -255,7 +273,8 @@ class TextSearch(Protocol):
 
     def scores(self, query: str, fragments: Sequence[ContextFragment]) -> Sequence[float]:
         """The score `search` gives each fragment for `query`, whatever its rank (0 for one
-        that matches no query term, or is not searchable).
+        that matches no query term, is not searchable, or is memory the view's scope does
+        not allow).
         """
         ...
 
@@ -338,10 +357,10 @@ class SessionTiers(Protocol):
         """Full texts of the nodes (URIs) and files (paths, folders, globs) named, by path."""
         ...
 
-    def recently_used(
-        self, session: str, limit: int, filters: RequestFilters
-    ) -> Sequence[ContextFragment]:
-        """Full texts of the nodes recent assemblies of `session` delivered, latest first."""
+    def recently_used(self, limit: int, filters: RequestFilters) -> Sequence[ContextFragment]:
+        """Full texts of the nodes the recent assemblies of the view's session delivered,
+        latest first (none for a scope of no session).
+        """
         ...
 
     def recent_memory(
@@ -350,8 +369,10 @@ class SessionTiers(Protocol):
         """Memory items in the filters' scope from before `until`, newest first, ties by id."""
         ...
 
-    def record_use(self, session: str, uris: Sequence[str]) -> None:
-        """Log that an assembly of `session` delivered these nodes (a bounded log)."""
+    def record_use(self, uris: Sequence[str]) -> None:
+        """Log that an assembly of the view's session delivered these nodes (a bounded
+        log; nothing for a scope of no session).
+        """
         ...
 
 
@@ -407,7 +428,9 @@ class VectorIndex(Protocol):
     def similarities(
         self, vector: NDArray[np.float32], fragments: Sequence[ContextFragment]
     ) -> Sequence[float | None]:
-        """Each fragment's similarity to `vector` (None: it has no vector)."""
+        """Each fragment's similarity to `vector` (None: no text the view's scope allows
+        has its content hash and a vector).
+        """
         ...
 
 
@@ -548,8 +571,9 @@ class IndexWriter(Protocol):
         ...
 
     def add_memory(self, item: MemoryItem, fragment: NewFragment, node: NodeRecord) -> None:
-        """Keep a memory item (replacing one of the same id, scope and owner); `files` and
-        `remove_file` never see it.
+        """Keep a memory item (replacing one of the same id, scope and owner), stored under
+        its node URI (`MEMORY_URI_PREFIX`), which its fragment's path must be; `files`,
+        `replace_file` and `remove_file` never see it.
         """
         ...
 
@@ -620,6 +644,12 @@ class Store(Protocol):
         """What is wrong with the store, in a few words (None: nothing, or no store)."""
         ...
 
+    def verify(self) -> str:
+        """Check the whole store, reading everything it holds (slow; `index --check`):
+        what was checked, in one line, or a `StoreError` naming the damage and what to run.
+        """
+        ...
+
     def move_aside(self) -> str | None:
         """Keep the current index under another name, so that the next index starts empty;
         returns where it went (None: there was nothing to move).
@@ -651,12 +681,16 @@ class Store(Protocol):
         """
         ...
 
-    def vector_index(self, space: str) -> VectorIndex | None:
-        """The store's vectors of `space` for searching; None when it holds none of them."""
+    def vector_index(self, space: str, scope: RequestScope | None = None) -> VectorIndex | None:
+        """The store's vectors of `space` for searching within `scope` (None: a request of
+        no session and no user); None when it holds none of them.
+        """
         ...
 
-    def backends(self) -> Backends:
-        """The read capabilities, for one request; empty when nothing is indexed yet."""
+    def backends(self, scope: RequestScope | None = None) -> Backends:
+        """The read capabilities for one request of `scope` (None: no session and no
+        user), every read bound to it; empty when nothing is indexed yet.
+        """
         ...
 
     def prefetch(self, limit: int) -> int:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ._shared_search import Shared
 from .embedding import Embedder
 from .errors import EmbedderError
-from .models import ContextFragment, RequestFilters
+from .models import ContextFragment, RequestFilters, RequestScope
 from .storage import VECTORS, Backends, Store, VectorCoverage, VectorHit, VectorIndex
 
 if TYPE_CHECKING:
@@ -82,12 +82,16 @@ def without_vectors(backends: Backends, reason: str) -> Backends:
     return replace(backends, reasons={**backends.reasons, VECTORS: reason})
 
 
-def with_vectors(backends: Backends, store: Store, embedder: Embedder) -> Backends:
-    """`backends` with the `vectors` capability, or with the reason it is missing (rule 1)."""
+def with_vectors(
+    backends: Backends, store: Store, embedder: Embedder, scope: RequestScope | None = None
+) -> Backends:
+    """`backends` with the `vectors` capability, the store's index bound to the request's
+    `scope` as the rest of `backends` is, or with the reason it is missing (rule 1).
+    """
     if not backends.available():
         return backends  # nothing indexed yet: the planner says so
     try:
-        index = store.vector_index(embedder.space)
+        index = store.vector_index(embedder.space, scope)
         if index is None:  # an embedder whose space is cheap to tell is not loaded for it
             return without_vectors(
                 backends,

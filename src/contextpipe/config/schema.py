@@ -237,6 +237,13 @@ class PluginSettings(BaseModel):
         default_factory=list[str],
         description="These plugins never load (CONTEXTPIPE_DISABLE_PLUGINS adds more).",
     )
+    load_timeout_ms: int = Field(
+        default=5000,
+        gt=0,
+        description="A strategy plugin not built in that is still loading (its import and"
+        " its hook) after this long is left out, reported as broken: every command loads"
+        " every plugin.",
+    )
 
 
 class StrategySettings(BaseModel):

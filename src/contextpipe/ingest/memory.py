@@ -3,10 +3,11 @@
 Rules:
 
 1. A memory item is one node, `uko://memory/<scope>/<owner>/<id>` (`uko://memory/global/
-   <id>` for global memory; owner and id percent-quoted), of kind `memory`, alone in the
-   graph: its parent is itself, so no folder contains it and no edge reaches it. Its stored
-   path is `memory:<scope>/<owner>/<id>`, which names no file: `index` and `forget PATH`
-   leave it alone, and only `forget_memory` removes it.
+   <id>` for global memory; owner and id percent-quoted, so that any two owners and ids
+   give two URIs), of kind `memory`; its parent is itself, so no folder contains it and no
+   edge reaches it, and the graph, which every request shares, leaves it out. Its stored
+   path is its URI, which no file's path can be (a file's holds no `//`): `index` and
+   `forget PATH` leave it alone, and only `forget_memory` removes it.
 2. Its one fragment (the full text, depth 9) reads `[YYYY-MM-DD HH:MM] speaker: text` (UTC;
    without a speaker `[time] text`); its time is its `modified_at`, so the timeline and the
    time-aware strategies see it; its title is its speaker (else `memory`); it is searched
@@ -38,7 +39,15 @@ from urllib.parse import quote
 from ..config.schema import SearchedNeighbours
 from ..errors import ContextpipeError
 from ..models import ContextFragment, SourceRef, content_hash, fragment_id
-from ..storage import MEMORY_KIND, MemoryItem, MemoryScope, NewFragment, NodeRecord, Store
+from ..storage import (
+    MEMORY_KIND,
+    MEMORY_URI_PREFIX,
+    MemoryItem,
+    MemoryScope,
+    NewFragment,
+    NodeRecord,
+    Store,
+)
 from ..tokenizers import Tokenizer
 
 
@@ -82,13 +91,7 @@ def memory_item(
 def node_uri(item: MemoryItem) -> str:
     """The item's node (rule 1)."""
     owner = "" if item.scope is MemoryScope.GLOBAL else f"{quote(item.owner, safe='')}/"
-    return f"uko://memory/{item.scope.value}/{owner}{quote(item.id, safe='')}"
-
-
-def stored_path(item: MemoryItem) -> str:
-    """The name the store keeps the item under (rule 1)."""
-    owner = "" if item.scope is MemoryScope.GLOBAL else f"{item.owner}/"
-    return f"memory:{item.scope.value}/{owner}{item.id}"
+    return f"{MEMORY_URI_PREFIX}{item.scope.value}/{owner}{quote(item.id, safe='')}"
 
 
 def rendered(item: MemoryItem) -> str:
@@ -112,11 +115,11 @@ def remember_items(
     count = 0
     with store.writer() as writer:
         for item in items:
-            uri, path, text = node_uri(item), stored_path(item), rendered(item)
+            uri, text = node_uri(item), rendered(item)
             lines = text.count("\n") + 1
             source = SourceRef(
                 uri=uri,
-                path=path,
+                path=uri,
                 start_line=1,
                 end_line=lines,
                 kind=MEMORY_KIND,
@@ -137,7 +140,7 @@ def remember_items(
             writer.add_memory(
                 item,
                 NewFragment(fragment, item.speaker or MEMORY_KIND, "text", searched),
-                NodeRecord(uri, MEMORY_KIND, f"memory {item.id}", path, 1, lines, uri),
+                NodeRecord(uri, MEMORY_KIND, f"memory {item.id}", uri, 1, lines, uri),
             )
             count += 1
     return count

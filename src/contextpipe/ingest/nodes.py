@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from ..rendering import shown_name
 from ..storage import EdgeTarget, TargetForm
 from .code import PARSED_LANGUAGES, Definition, ParsedCode, flatten, parse_code
 
@@ -154,7 +155,8 @@ class _Anchors:
 
 
 def _listing(kind: str, name: str, path: str, start: int, end: int) -> str:
-    return f"{kind} {name} ({path}:{start}-{end})"
+    # One line, whatever the file is called: names are shown as output shows them.
+    return f"{kind} {shown_name(name)} ({shown_name(path)}:{start}-{end})"
 
 
 _SENTENCE = re.compile(r"(.+?[.!?])(\s|$)")

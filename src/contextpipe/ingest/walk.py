@@ -13,11 +13,24 @@ Rules, in order:
 
 Every folder skipped for being a store, a virtual environment or version control is
 reported (as a `SkippedFolder`), so that a summary can say what was left out and why.
+
+Files change while an index runs. `read_source` reads a walked file only if it is still the
+file the walk found, else it says why not (`Unread`), so that the file is skipped and the
+run goes on:
+
+- A path that is gone is "vanished during the run"; one that cannot be opened is
+  "unreadable" with the system's reason.
+- It is opened without waiting (a FIFO put in its place would block the open forever), and
+  what was opened must be a regular file: else "not a regular file".
+- At most one byte more than the walk's size is read (never all of an endless file), and
+  the bytes read and the file's size and modification time afterwards must be what the walk
+  saw: else "changed during the run". The next run reads it again.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +44,9 @@ if TYPE_CHECKING:
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
 VENV_MARKER = "pyvenv.cfg"
 
+VANISHED_REASON = "vanished during the run"
+NOT_REGULAR_REASON = "not a regular file"
+CHANGED_REASON = "changed during the run"
 STORE_REASON = "contextpipe store"
 VENV_REASON = "virtual environment"
 VCS_REASON = "version control"
@@ -44,6 +60,13 @@ class SourceFile:
     relpath: str
     size: int
     mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Unread:
+    """Why a walked file was not read (see the module rules)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -155,11 +178,15 @@ def walk(
         dirnames[:] = kept
         for name in sorted(filenames):
             path = directory / name
-            if path.is_symlink() or not path.is_file():
+            try:
+                info = path.lstat()
+            except FileNotFoundError:  # gone since the folder was listed
+                continue
+            if not stat.S_ISREG(info.st_mode):  # symbolic links, FIFOs, devices, sockets
                 continue
             if any(rule.matches(path, is_dir=False) for rule in active):
                 continue
-            yield _source(path, base)
+            yield _source(path, base, info)
 
 
 def _skip_reason(filenames: Sequence[str], rules: WalkRules) -> str | None:
@@ -170,8 +197,31 @@ def _skip_reason(filenames: Sequence[str], rules: WalkRules) -> str | None:
     return None
 
 
-def _source(path: Path, base: Path) -> SourceFile:
-    stat = path.stat()
+def _source(path: Path, base: Path, info: os.stat_result | None = None) -> SourceFile:
+    info = info or path.stat()
     return SourceFile(
-        path=path, relpath=stored_name(path, base), size=stat.st_size, mtime_ns=stat.st_mtime_ns
+        path=path, relpath=stored_name(path, base), size=info.st_size, mtime_ns=info.st_mtime_ns
     )
+
+
+def read_source(source: SourceFile) -> bytes | Unread:
+    """The bytes of a walked file, if it is still the file the walk found (the module rules)."""
+    try:
+        handle = os.open(source.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return Unread(VANISHED_REASON)
+    except OSError as exc:
+        return Unread(f"unreadable: {exc.strerror or exc}")
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return Unread(NOT_REGULAR_REASON)
+        with os.fdopen(handle, "rb", closefd=False) as file:
+            data = file.read(source.size + 1)
+        after = os.fstat(handle)
+    except OSError as exc:
+        return Unread(f"unreadable: {exc.strerror or exc}")
+    finally:
+        os.close(handle)
+    if not len(data) == after.st_size == source.size or after.st_mtime_ns != source.mtime_ns:
+        return Unread(CHANGED_REASON)
+    return data

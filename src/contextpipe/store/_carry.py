@@ -9,8 +9,9 @@ Rules:
    only that one; what could not be read is named, with SQLite's reason.
 3. A memory item is read with everything its write needs again: its row of `memory`, its
    full-text fragment, the text it was searched by (its full-text row, which may hold its
-   neighbours' words), the tokenizer that counted it and its node. A store of a layout
-   without memory (before 9) holds none: nothing to read, nothing lost.
+   neighbours' words), the tokenizer that counted it and its node, stored under its node
+   URI whatever name its layout gave it. A store of a layout without memory (before 9)
+   holds none: nothing to read, nothing lost.
 """
 
 from __future__ import annotations
@@ -100,7 +101,12 @@ def _item(row: tuple[Any, ...]) -> tuple[MemoryItem, NewFragment, NodeRecord]:
     node = NodeRecord(*row[7:14])
     fragment = as_fragment(row[14:])
     title, language = fragment.metadata["title"], fragment.metadata["language"]
-    fragment = fragment.model_copy(update={"metadata": {"tokenizer": str(tokenizer)}})
+    # Stored under its node URI, whatever name a layout before 12 gave it.
+    node = node._replace(path=node.uri)
+    source = fragment.source.model_copy(update={"path": node.uri})
+    fragment = fragment.model_copy(
+        update={"source": source, "metadata": {"tokenizer": str(tokenizer)}}
+    )
     # The store keeps the shown text only; an item's own words are not needed again.
     item = MemoryItem(
         str(item_id),

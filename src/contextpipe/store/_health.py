@@ -7,11 +7,23 @@ once SQLite has found it damaged, to say how (see `_header_damage`).
 What they catch: a file that is not an SQLite database (overwritten), a file shorter than
 its header says (truncated), a missing table or index, and pages that cannot be read at the
 ends of a table or index (where a truncated or overwritten file usually breaks first).
+
+Damage further inside (a page in the middle of a table) is found by the first read that
+meets it, or by the full check (`_full_check`). Either way it is noted in the store's folder
+(`DAMAGED`, one line: what was found), and every later command says so until the store is
+rebuilt or a full check finds it whole: a store that is damaged somewhere must not go on
+answering as if it were whole, nor `index` call its files unchanged.
+
+SQLite's other errors that a user, not a programmer, must act on (a full disk, a store that
+cannot be written, a disk that fails) are said in one line too (`fault_text`).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,12 +33,79 @@ _HEADER_BYTES = 100
 _NOT_A_DATABASE = "not an SQLite database: overwritten or cut short"
 
 
-def is_damage(error: sqlite3.DatabaseError) -> bool:
+#: The note of damage found, in the store's folder.
+DAMAGE_NOTE = "DAMAGED"
+
+
+def is_damage(error: sqlite3.Error) -> bool:
     """Whether SQLite's error means a damaged file (not a lock, a full disk or a bad query)."""
+    name = getattr(error, "sqlite_errorname", None)
+    if name is not None:
+        return str(name).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
     return type(error) is sqlite3.DatabaseError or "malformed" in str(error)
 
 
-def damage_text(error: sqlite3.DatabaseError, database: Path) -> str:
+def fault_text(error: sqlite3.Error, directory: Path) -> str | None:
+    """One line for an error of the disk under the store in `directory`, saying what to do
+    (None: not such an error). The store keeps what was committed before it.
+    """
+    name = str(getattr(error, "sqlite_errorname", ""))
+    if name == "SQLITE_FULL":
+        return (
+            f"{directory}: the disk is full ({error}); what was saved before is kept: free"
+            " some space and run the command again"
+        )
+    if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or name == "SQLITE_AUTH":
+        return (
+            f"{directory}: the store cannot be written ({error}); index, remember, pin and"
+            " forget need a folder they can write to"
+        )
+    if name.startswith("SQLITE_IOERR"):
+        return f"{directory}: the disk failed to read or write the store ({error})"
+    return None
+
+
+def rollback(connection: sqlite3.Connection) -> None:
+    """End the connection's transaction after an error, if SQLite has not ended it already
+    (it does for a full disk and for damage): the error is what went wrong, not this.
+    """
+    if connection.in_transaction:
+        with suppress(sqlite3.Error):
+            connection.execute("ROLLBACK")
+
+
+def noted_damage(directory: Path) -> str | None:
+    """The damage noted in the store's folder (see the module's docstring), if any."""
+    try:
+        return (directory / DAMAGE_NOTE).read_text(encoding="utf-8").strip() or "damaged"
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeError) as exc:
+        return f"{DAMAGE_NOTE} cannot be read: {exc}"
+
+
+def note_damage(directory: Path, message: str) -> None:
+    """Note the damage `message` says in the store's folder, whole or not at all; a folder
+    that cannot be written (read-only, full) keeps no note: the error is said all the same.
+    """
+    temporary = directory / f".{DAMAGE_NOTE}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        temporary.write_text(message + "\n", encoding="utf-8")
+        temporary.replace(directory / DAMAGE_NOTE)
+    except OSError:
+        with suppress(OSError):
+            temporary.unlink(missing_ok=True)
+
+
+def clear_damage(directory: Path) -> None:
+    """Forget the damage noted (a full check found the store whole); a folder that cannot
+    be written keeps its note.
+    """
+    with suppress(OSError):
+        (directory / DAMAGE_NOTE).unlink(missing_ok=True)
+
+
+def damage_text(error: sqlite3.Error, database: Path) -> str:
     """What SQLite's error about a damaged `database` means, said as the other checks say
     it: a file that is no database, or one shorter than its header says, else the error.
     """

@@ -33,8 +33,31 @@ def utc(moment: datetime) -> str:
     return aware.astimezone(UTC).isoformat()
 
 
+#: A clause keeping to the memory scope and time of a request, and its parameters.
+ScopeSql = tuple[str, tuple[str | None, ...]]
+
+
+def scope_sql(filters: RequestFilters | None) -> ScopeSql:
+    """The clause over `fragments` that keeps to the memory scope and the time of a
+    request's filters (None: no session, no user, any time), with its parameters.
+    """
+    if filters is None:
+        return SEEN_FRAGMENTS, (None, None)
+    if filters.as_of is None:
+        return SEEN_FRAGMENTS, (filters.session, filters.user)
+    return (
+        f"fragments.modified_at <= ? AND {SEEN_FRAGMENTS}",
+        (utc(filters.as_of), filters.session, filters.user),
+    )
+
+
+def narrows(filters: RequestFilters) -> bool:
+    """Whether the filters leave out more than memory: paths, kinds or a time."""
+    return bool(filters.paths or filters.kinds or filters.as_of is not None)
+
+
 def filter_sql(filters: RequestFilters) -> tuple[str, list[str | None]]:
-    """`AND ...` clauses over `fragments` for the paths, kinds and memory scope of a
+    """`AND ...` clauses over `fragments` for the paths, kinds, time and memory scope of a
     request, with their parameters.
     """
     clauses: list[str] = []
@@ -45,8 +68,9 @@ def filter_sql(filters: RequestFilters) -> tuple[str, list[str | None]]:
     if filters.kinds:
         clauses.append("fragments.kind IN (" + ", ".join("?" for _ in filters.kinds) + ")")
         params.extend(filters.kinds)
-    clauses.append(SEEN_FRAGMENTS)
-    params.extend((filters.session, filters.user))
+    scope, scope_params = scope_sql(filters)
+    clauses.append(scope)
+    params.extend(scope_params)
     return "".join(f" AND {clause}" for clause in clauses), params
 
 

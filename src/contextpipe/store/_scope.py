@@ -1,37 +1,49 @@
-"""Memory scope in the embedded store's searches (rules for `embedded`).
+"""Memory scope in the embedded store's reads (rules for `embedded`).
 
 Rules:
 
-1. A memory item of scope `session` is seen only by requests whose filters name its
-   session, one of scope `user` only by requests naming its user; files and global memory
-   by every request. A strategy cannot ask past that: the store applies it to every search,
-   timeline and tier read, whatever filters it is given.
-2. What a request may not see is left out before ranking is cut, so it never hides a match
+1. A request's reads are bound to its `RequestScope` when it opens them
+   (`EmbeddedStore.backends`, `vector_index`): every read narrows the filters it is given
+   to that scope first (`RequestScope.narrow`), so a strategy can leave memory out but
+   never ask for more. A memory item of scope `session` is then seen only by requests of
+   its session, one of scope `user` only by requests of its user; files and global memory
+   by every request.
+2. Memory a request may not see is in no answer: not among hits, fragments, variants or
+   timeline reads, not in a count, a token count, a score (0) or a similarity (None), so
+   that guessing another scope's ids, URIs or texts tells nothing; nor in the statistics
+   of a keyword score (how many fragments there are, hold a word, how long they are), so
+   that another scope's memory changes no score a request is given. The access log is
+   read and written for the scope's own session only.
+3. What a request may not see is left out before ranking is cut, so it never hides a match
    the request may see: the keyword ranking skips it (keeping its pruning, and asking for
    no more hits than wanted); a vector search without path or kind filters asks for as
    many more as are hidden and drops those (keeping its approximate index), or, when more
    are hidden than asked for, searches exactly past their row ids; with filters, the
    filter's row ids leave them out. Text rows are read through the filters' SQL, which
    applies the scope again.
-3. What is hidden from a session and user is read once per state of the store (its
+4. What is hidden from a session and user is read once per state of the store (its
    generation, which every memory write changes), in one statement with that generation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._memo import BoundedMemo
-from ..models import ContextFragment, RequestFilters
-from ..storage import VectorCoverage, VectorHit
-from ._rows import HIDDEN_MEMORY
+from ..models import ContextFragment, RequestFilters, RequestScope
+from ..storage import TextHit, VectorCoverage, VectorHit
+from ._rows import HIDDEN_MEMORY, narrows
+from ._search_memo import SearchMemo
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from ._sessions import EmbeddedSessions
     from ._vector_matrix import EmbeddedVectors
+    from .embedded import EmbeddedStore
 
 Rows = Callable[[str, Sequence[object]], list[tuple[Any, ...]]]
 
@@ -41,7 +53,7 @@ _REMEMBERED = 64
 
 
 class HiddenMemory:
-    """The memory each request may not see (rule 3): a service asks again with every
+    """The memory each request may not see (rule 4): a service asks again with every
     request, and reading it costs milliseconds once a store holds many sessions' memory.
     """
 
@@ -72,12 +84,125 @@ class HiddenMemory:
         return hidden
 
 
-class ScopedVectors:
-    """The store's vector index, never returning memory the request may not see (rule 2)."""
+class RequestReads:
+    """The store's fragment lookup, text search, timeline and session tiers as one
+    request's scope allows them (rules 1 and 2), its keyword searches kept for the
+    request (`_search_memo`).
+    """
 
-    def __init__(self, inner: EmbeddedVectors, hidden: HiddenMemory) -> None:
+    def __init__(self, store: EmbeddedStore, sessions: EmbeddedSessions, scope: RequestScope):
+        self._store = store
+        self._sessions = sessions
+        self._scope = scope
+        self._memo = SearchMemo()
+
+    # -- FragmentLookup
+
+    def variants(
+        self, uko_uri: str, filters: RequestFilters | None = None
+    ) -> list[ContextFragment]:
+        """Every stored depth of one node the scope allows, deepest first."""
+        return self._store.variants(uko_uri, self._scope.narrow(filters))
+
+    def variants_many(
+        self, uko_uris: Collection[str], filters: RequestFilters | None = None
+    ) -> Mapping[str, list[ContextFragment]]:
+        """`variants` of several nodes in one read, by URI; a node with none is left out."""
+        return self._store.variants_many(uko_uris, self._scope.narrow(filters))
+
+    def count(self) -> int:
+        """How many fragments (all depths) the store holds that the scope allows."""
+        return self._store.count(self._scope.narrow(None))
+
+    def token_counts(
+        self,
+        fragments: Collection[ContextFragment],
+        tokenizer: str,
+        filters: RequestFilters | None = None,
+    ) -> dict[str, int]:
+        """The stored token counts of these fragments' texts the scope allows."""
+        return self._store.token_counts(fragments, tokenizer, self._scope.narrow(filters))
+
+    # -- TextSearch
+
+    def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
+        """BM25-ranked full-text fragments the scope allows, best first."""
+        return self._store.search(query, limit, self._scope.narrow(filters), self._memo)
+
+    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> list[float]:
+        """Each fragment's score for `query` (0 for memory the scope does not allow)."""
+        return self._store.scores(query, fragments, self._scope.narrow(None))
+
+    # -- Timeline
+
+    def recent(
+        self,
+        limit: int,
+        filters: RequestFilters,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[ContextFragment]:
+        """Full texts the scope allows modified within [since, until), newest first."""
+        return self._store.recent(limit, self._scope.narrow(filters), since, until)
+
+    def after(
+        self,
+        moment: datetime,
+        limit: int,
+        filters: RequestFilters,
+        until: datetime | None = None,
+    ) -> list[ContextFragment]:
+        """Full texts the scope allows modified after `moment` and before `until`, oldest
+        first.
+        """
+        return self._store.after(moment, limit, self._scope.narrow(filters), until)
+
+    # -- SessionTiers
+
+    def pinned(self, limit: int, filters: RequestFilters) -> list[ContextFragment]:
+        """Full texts of the pinned items the scope allows."""
+        return self._sessions.pinned(limit, self._scope.narrow(filters))
+
+    def named(
+        self, targets: Sequence[str], limit: int, filters: RequestFilters
+    ) -> list[ContextFragment]:
+        """Full texts the scope allows of the nodes and files `targets` name."""
+        return self._sessions.named(targets, limit, self._scope.narrow(filters))
+
+    def recently_used(self, limit: int, filters: RequestFilters) -> list[ContextFragment]:
+        """Full texts of the nodes the scope's session was given lately (rule 2)."""
+        if self._scope.session is None:
+            return []
+        narrowed = self._scope.narrow(filters)
+        return self._sessions.recently_used(self._scope.session, limit, narrowed)
+
+    def recent_memory(
+        self, limit: int, filters: RequestFilters, until: datetime | None = None
+    ) -> list[ContextFragment]:
+        """Memory items the scope allows from before `until`, newest first."""
+        return self._sessions.recent_memory(limit, self._scope.narrow(filters), until)
+
+    def record_use(self, uris: Sequence[str]) -> None:
+        """Log an assembly of the scope's session (rule 2)."""
+        if self._scope.session is not None:
+            self._sessions.record_use(self._scope.session, uris)
+
+
+class ScopedVectors:
+    """The store's vector index as one request's scope allows it (rules 1 to 3)."""
+
+    def __init__(
+        self,
+        inner: EmbeddedVectors,
+        hidden: HiddenMemory,
+        scope: RequestScope,
+        seen: Callable[[Collection[str], RequestFilters], set[str]],
+    ) -> None:
+        """`seen` tells which of some content hashes are full texts the filters allow."""
         self._inner = inner
         self._hidden = hidden
+        self._scope = scope
+        self._seen = seen
 
     def coverage(self) -> VectorCoverage:
         """How much of the store has a vector of this space."""
@@ -87,7 +212,8 @@ class ScopedVectors:
         self, vector: NDArray[np.float32], limit: int, filters: RequestFilters
     ) -> list[VectorHit]:
         """The most similar full texts the request may see first, ties by id."""
-        if filters.paths or filters.kinds:  # the filter's row ids apply the scope
+        filters = self._scope.narrow(filters)
+        if narrows(filters):  # the filter's row ids apply the scope
             return list(self._inner.nearest(vector, limit, filters))
         hidden = self._hidden.of(filters)
         if len(hidden) > limit:
@@ -102,5 +228,15 @@ class ScopedVectors:
     def similarities(
         self, vector: NDArray[np.float32], fragments: Sequence[ContextFragment]
     ) -> Sequence[float | None]:
-        """Each fragment's similarity to `vector` (None: it has no vector)."""
-        return self._inner.similarities(vector, fragments)
+        """Each fragment's similarity to `vector`; None when no text the scope allows has
+        its content hash (rule 2), or it has no vector.
+        """
+        found = self._inner.similarities(vector, fragments)
+        filters = self._scope.narrow(None)
+        if not self._hidden.of(filters):
+            return found
+        seen = self._seen({fragment.content_hash for fragment in fragments}, filters)
+        return [
+            similarity if fragment.content_hash in seen else None
+            for fragment, similarity in zip(fragments, found, strict=True)
+        ]

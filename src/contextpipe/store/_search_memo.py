@@ -15,7 +15,7 @@ Rules:
    the ranking was made for takes its best from that ranking, cut by the same
    `select_best`: it gives what a fresh search would. The rows and hits it made already
    are reused, by row id.
-3. Searches are kept per request (one `RequestSearch` per `backends()`), never across
+3. Searches are kept per request (one `SearchMemo` per `backends()`), never across
    requests: a request's second page costs less, nothing else changes. A request keeps
    its `KEPT` latest rankings (a caller that holds one `backends()` for many requests
    keeps no more).
@@ -24,10 +24,9 @@ Rules:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
 
-from ..models import ContextFragment, RequestFilters
 from ..storage import TextHit
 
 if TYPE_CHECKING:
@@ -107,27 +106,3 @@ class SearchMemo:
                 del self._ranked[next(iter(self._ranked))]  # the oldest
             self._ranked[key] = made
         return made
-
-
-class _Searcher(Protocol):
-    def search(
-        self, query: str, limit: int, filters: RequestFilters, memo: SearchMemo | None = None
-    ) -> list[TextHit]: ...
-
-    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> list[float]: ...
-
-
-class RequestSearch:
-    """The store's `TextSearch` for one request, its searches kept (rule 3)."""
-
-    def __init__(self, store: _Searcher) -> None:
-        self._store = store
-        self._memo = SearchMemo()
-
-    def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
-        """BM25-ranked full-text fragments, best first, as the store's search gives them."""
-        return self._store.search(query, limit, filters, self._memo)
-
-    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> list[float]:
-        """Each fragment's score for `query`, as the store gives it."""
-        return self._store.scores(query, fragments)

@@ -14,6 +14,11 @@ where `f` is the term's occurrences weighted by column (title 3, text 1, identif
 several tokens (a quoted phrase) is a phrase: FTS5 finds and scores it. A snake_case
 identifier is not: the columns hold it joined as well (`search_columns`), one token.
 
+The statistics (N, each n, `avglen`) are those of the fragments the request may see: memory
+hidden from it counts nowhere, so that another scope's memory changes no score a request
+is given (with none hidden, they are FTS5's). A phrase's FTS5 score is taken apart into its
+weighted count and scored again with them.
+
 Tokens are FTS5's own: text is split into words where FTS5's `unicode61` tokenizer splits
 it, and each distinct word is handed once to an in-memory FTS5 table with the store's
 tokenizer, whose stems are then the index's terms.
@@ -62,6 +67,8 @@ _B = 0.75
 _MIN_IDF = 1e-6
 #: Bytes of postings a view remembers for later queries, at most.
 _CACHE_BYTES = 64 * 1024 * 1024
+#: Requests' statistics (which memory they may not see) a view remembers, at most.
+_SCOPES_KEPT = 16
 #: Words whose tokens a process remembers, at most.
 _KNOWN_WORDS = 1_000_000
 #: Fragments written at once.
@@ -480,6 +487,34 @@ def read_documents(connection: sqlite3.Connection, by_term: bool = True) -> Docu
     )
 
 
+def verify(connection: sqlite3.Connection) -> int:
+    """Check the whole index (for the store's full check): the snapshot and the pending
+    segments add up (`read_documents`), every snapshot term's postings add up and are in
+    order, every pending term is a known term, and the live fragments are exactly the
+    searchable ones (the FTS5 table's rows). How many there are; a `TextIndexError` else.
+    """
+    found = read_documents(connection, by_term=False)
+    for docs, counts in connection.execute("SELECT docs, counts FROM text_postings"):
+        positions, _ = _postings_arrays(docs, counts, found.snapshot)
+        if np.any(positions[1:] <= positions[:-1]):
+            raise TextIndexError("keyword index: postings out of order")
+    known = np.fromiter(
+        (row[0] for row in connection.execute("SELECT id FROM text_terms")), np.int64
+    )
+    if not np.isin(found.pending.terms, known).all():
+        raise TextIndexError("keyword index: a pending term is not a known term")
+    live = found.rowids[found.live]
+    searchable = np.fromiter(
+        (row[0] for row in connection.execute("SELECT rowid FROM fts ORDER BY rowid")), np.int64
+    )
+    if not np.array_equal(live, searchable):
+        raise TextIndexError(
+            f"keyword index: holds {len(live):,} fragments, the store {len(searchable):,}"
+            " searchable ones"
+        )
+    return len(live)
+
+
 @dataclass(frozen=True)
 class Phrase:
     """A query term of several tokens, left to FTS5."""
@@ -499,20 +534,55 @@ class TextView:
         self._pending = found.pending
         self.rowids = found.rowids
         self.live = found.live
-        lengths = found.lengths.astype(np.float64)
+        self._lengths = found.lengths.astype(np.float64)
         documents = int(self.live.sum())
         self._all_live = documents == len(self.live)
         self.documents = documents
-        average = float(lengths[self.live].sum()) / documents if documents else 1.0
-        self._norm: Float = _K1 * (1 - _B + _B * lengths / average)
+        # Token counts are whole numbers: their sums are exact, whatever is left out.
+        self._length_sum = float(self._lengths[self.live].sum())
+        self._everything = self._made_statistics(b"", documents, self._length_sum, None)
+        # The statistics of the requests that may not see some memory, latest last.
+        self._scoped: OrderedDict[bytes, _Statistics] = OrderedDict()
         # The live postings of the terms searched lately: they never change in a view, and
         # a process that answers many requests (a service) asks for the same words again.
         self._cache: OrderedDict[str, tuple[Int, Int] | None] = OrderedDict()
         # What each of those terms adds to the score of each fragment holding it: fixed in a
         # view too, so worked out once, not per query.
-        self._contributions: dict[str, Float] = {}
+        self._contributions: dict[str, dict[bytes, Float]] = {}
         self._cached_bytes = 0
         self._cache_lock = threading.Lock()
+
+    def _made_statistics(
+        self, key: bytes, documents: int, length_sum: float, unseen: npt.NDArray[np.bool_] | None
+    ) -> _Statistics:
+        average = length_sum / documents if documents else 1.0
+        norm: Float = _K1 * (1 - _B + _B * self._lengths / average)
+        return _Statistics(key, documents, norm, unseen)
+
+    def _statistics(self, hidden: Int) -> _Statistics:
+        """BM25's statistics without the fragments at these positions (module docstring)."""
+        if not len(hidden):
+            return self._everything
+        key = hidden.tobytes()
+        with self._cache_lock:
+            known = self._scoped.get(key)
+            if known is not None:
+                self._scoped.move_to_end(key)
+                return known
+        gone = hidden[self.live[hidden]]
+        unseen = np.zeros(len(self.rowids), np.bool_)
+        unseen[gone] = True
+        made = self._made_statistics(
+            key,
+            self.documents - len(gone),
+            self._length_sum - float(self._lengths[gone].sum()),
+            unseen,
+        )
+        with self._cache_lock:
+            self._scoped[key] = made
+            while len(self._scoped) > _SCOPES_KEPT:
+                self._scoped.popitem(last=False)
+        return made
 
     def best(
         self,
@@ -522,10 +592,11 @@ class TextView:
         filtered: bool,
         unseen: Sequence[int] = (),
     ) -> tuple[Int, Float]:
-        """The rowids of the fragments matching any query term, with their BM25 scores,
-        except the `unseen` rowids (memory the request may not see). Unless `filtered`
-        (then the best that fit may lie anywhere), only those that may be among the best
-        `limit` (and a margin): every fragment left out scores below each of those.
+        """The rowids of the fragments matching any query term, with their BM25 scores
+        under the statistics of what the request may see, except the `unseen` rowids
+        (memory it may not see). Unless `filtered` (then the best that fit may lie
+        anywhere), only those that may be among the best `limit` (and a margin): every
+        fragment left out scores below each of those.
 
         Pruning (MaxScore): terms are taken in order of the most they can add to a score
         (idf * (k1 + 1)); once the `need`-th best score so far beats what all the terms left
@@ -533,29 +604,37 @@ class TextView:
         the rest are scored only at the fragments found so far. Scores are then summed in
         query-term order, as a full evaluation sums them, so both give the same numbers.
         """
-        found = self._terms(connection, terms)
+        hidden = self._positions(unseen)
+        statistics = self._statistics(hidden)
+        found = self._terms(connection, terms, statistics)
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        hidden = self._positions(unseen)
-        candidates = None if filtered else self._pruned(found, limit + _TIE_MARGIN, hidden)
+        norm = statistics.norm
+        candidates = None if filtered else self._pruned(found, limit + _TIE_MARGIN, hidden, norm)
         if candidates is None:
             scores = np.zeros(len(self.rowids), np.float64)
             for term in found:
-                term.add_to(scores, self._norm)
+                term.add_to(scores, norm)
             scores[hidden] = 0.0
             positions = np.flatnonzero(scores > 0)
             return self.rowids[positions], scores[positions]
         values = np.zeros(len(candidates), np.float64)
         for term in found:
-            values += term.at(candidates, self._norm)
+            values += term.at(candidates, norm)
         return self.rowids[candidates], values
 
     def scores_of(
-        self, connection: sqlite3.Connection, terms: Sequence[str | Phrase], rowids: Sequence[int]
+        self,
+        connection: sqlite3.Connection,
+        terms: Sequence[str | Phrase],
+        rowids: Sequence[int],
+        unseen: Sequence[int] = (),
     ) -> Float:
         """The BM25 scores `best` gives these fragments, in their order, whatever their
-        rank (0 for one that holds no query term, or that this view does not hold).
+        rank, for a request that may not see the `unseen` rowids (0 for one that holds no
+        query term, or that this view does not hold).
         """
+        statistics = self._statistics(self._positions(unseen))
         at, held = self._located(rowids)
         scores = np.zeros(len(at), np.float64)
         if not held.any():
@@ -565,8 +644,8 @@ class TextView:
         if not len(positions):
             return scores
         values = np.zeros(len(positions), np.float64)
-        for term in self._terms(connection, terms):
-            values += term.at(positions, self._norm)
+        for term in self._terms(connection, terms, statistics):
+            values += term.at(positions, statistics.norm)
         scores[held] = values[np.searchsorted(positions, at[held])]
         return scores
 
@@ -583,7 +662,7 @@ class TextView:
         at, held = self._located(rowids)
         return at[held]
 
-    def _pruned(self, found: Sequence[_Term], need: int, hidden: Int) -> Int | None:
+    def _pruned(self, found: Sequence[_Term], need: int, hidden: Int, norm: Float) -> Int | None:
         """The fragments other than `hidden` (positions) that may be among the `need`
         best, or None when pruning saves nothing (every term had to be taken whole, or the
         fragments found are too many). A hidden fragment never takes a place among those
@@ -601,7 +680,7 @@ class TextView:
             left -= term.bound
             held[term.positions] = True
             held[hidden] = False
-            term.add_to(partial, self._norm)
+            term.add_to(partial, norm)
             if taken < len(found):
                 candidates = np.flatnonzero(held)
                 if len(candidates) * _PRUNED_SHARE > size:
@@ -617,7 +696,12 @@ class TextView:
                         return candidates[so_far + reach >= cut]
         return None
 
-    def _terms(self, connection: sqlite3.Connection, terms: Sequence[str | Phrase]) -> list[_Term]:
+    def _terms(
+        self,
+        connection: sqlite3.Connection,
+        terms: Sequence[str | Phrase],
+        statistics: _Statistics,
+    ) -> list[_Term]:
         """The query's terms that some fragment holds, in query order, with their postings."""
         if not self.documents:
             return []
@@ -625,7 +709,7 @@ class TextView:
         found: list[_Term] = []
         for term in terms:
             if isinstance(term, Phrase):
-                positions, values = self._phrase(connection, term)
+                positions, values = self._phrase(connection, term, statistics)
                 if len(positions):
                     found.append(_Term(positions, None, values, float(values.max())))
                 continue
@@ -633,25 +717,25 @@ class TextView:
             if held is None:
                 continue
             positions, counts = held
-            holders = len(positions)
-            idf = math.log((self.documents - holders + 0.5) / (holders + 0.5))
-            idf = idf if idf > 0 else _MIN_IDF
+            idf = statistics.idf(positions)
             found.append(_Term(positions, idf, counts, idf * (_K1 + 1)))
-            self._contribution(term, found[-1])
+            self._contribution(term, found[-1], statistics)
         return found
 
-    def _contribution(self, term: str, found: _Term) -> None:
-        """Give `found` what `term` adds to each fragment holding it: remembered while the
-        term's postings are, else worked out and remembered.
+    def _contribution(self, term: str, found: _Term, statistics: _Statistics) -> None:
+        """Give `found` what `term` adds to each fragment holding it under `statistics`:
+        remembered while the term's postings are, else worked out and remembered.
         """
         with self._cache_lock:
-            known = self._contributions.get(term)
-        values = found.values(self._norm, known)
+            known = self._contributions.get(term, {}).get(statistics.key)
+        values = found.values(statistics.norm, known)
         if known is None:
             with self._cache_lock:
-                if term in self._cache and term not in self._contributions:
-                    self._contributions[term] = values
-                    self._cached_bytes += values.nbytes
+                if term in self._cache:
+                    kept = self._contributions.setdefault(term, {})
+                    if statistics.key not in kept:
+                        kept[statistics.key] = values
+                        self._cached_bytes += values.nbytes
 
     def _postings(
         self, connection: sqlite3.Connection, terms: Sequence[str]
@@ -677,7 +761,7 @@ class TextView:
             while self._cached_bytes > _CACHE_BYTES and self._cache:
                 term, held = self._cache.popitem(last=False)
                 self._cached_bytes -= 0 if held is None else held[0].nbytes + held[1].nbytes
-                if (values := self._contributions.pop(term, None)) is not None:
+                for values in self._contributions.pop(term, {}).values():
                     self._cached_bytes -= values.nbytes
         return found
 
@@ -696,8 +780,12 @@ class TextView:
             positions, counts = positions[alive], counts[alive]
         return (positions, counts) if len(positions) else None
 
-    def _phrase(self, connection: sqlite3.Connection, phrase: Phrase) -> tuple[Int, Float]:
-        """The fragments holding a phrase and what it adds to their scores, from FTS5."""
+    def _phrase(
+        self, connection: sqlite3.Connection, phrase: Phrase, statistics: _Statistics
+    ) -> tuple[Int, Float]:
+        """The fragments holding a phrase and what it adds to their scores: FTS5's, under
+        the statistics of every fragment, scored again under `statistics`.
+        """
         rows = connection.execute(
             f"SELECT rowid, -bm25(fts, {COLUMN_WEIGHTS[0] / 2}, {COLUMN_WEIGHTS[1] / 2},"
             f" {COLUMN_WEIGHTS[2] / 2}) FROM fts WHERE fts MATCH ? ORDER BY rowid",
@@ -706,7 +794,36 @@ class TextView:
         rowids = np.fromiter((row[0] for row in rows), np.int64, len(rows))
         values = np.fromiter((row[1] for row in rows), np.float64, len(rows))
         at, known = self._located(rowids)
-        return at[known], values[known]
+        at, values = at[known], values[known]
+        if statistics.unseen is None or not len(at):
+            return at, values
+        # FTS5 gave idf * f * (k1 + 1) / (f + norm) over every fragment: its f, weighed
+        # again with what the request may see.
+        everything = self._everything
+        share = values / everything.idf(at)
+        weighted = share * everything.norm[at] / (_K1 + 1 - share)
+        again = weighted * (_K1 + 1) / (weighted + statistics.norm[at])
+        return at, again * statistics.idf(at)
+
+
+@dataclass(frozen=True, eq=False)
+class _Statistics:
+    """BM25's statistics as one request sees the index: the fragments it may see, their
+    length norms, and which fragments it may not see (by position; None: it sees all).
+    """
+
+    key: bytes
+    documents: int
+    norm: Float
+    unseen: npt.NDArray[np.bool_] | None
+
+    def idf(self, positions: Int) -> float:
+        """The idf of a term held by the fragments at these positions (FTS5's floor)."""
+        holders = len(positions)
+        if self.unseen is not None:
+            holders -= int(np.count_nonzero(self.unseen[positions]))
+        idf = math.log((self.documents - holders + 0.5) / (holders + 0.5))
+        return idf if idf > 0 else _MIN_IDF
 
 
 @dataclass(eq=False)

@@ -4,7 +4,8 @@ Packing asks for the same nodes request after request; the answers stay valid un
 index run commits, which changes SQLite's `data_version` for every other connection. Each
 thread keeps its own table (readers are per thread), at most `LIMIT` nodes and scopes,
 the oldest forgotten (see `BoundedMemo`). A node's variants are remembered per memory
-scope (session and user), since memory of one session is no answer to another's request.
+scope (session and user) and time, since memory of one session is no answer to another's
+request.
 They are remembered as the rows read, made fragments only when a node's are asked for
 (packing reads ahead more nodes than it uses): plain tuples of strings and numbers, which
 the cyclic collector stops tracking, where a fragment is six objects it walks at every
@@ -17,12 +18,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from .._memo import BoundedMemo
 from ..models import ContextFragment
-from ._rows import as_fragment
+from ._rows import ScopeSql, as_fragment
 
 LIMIT = 4_096
 
-#: The memory scope a read was made for: the request's session and user.
-Scope = tuple[str | None, str | None]
+#: The memory scope and time a read was made for (`_rows.scope_sql`).
+Scope = ScopeSql
 
 #: A row of `FRAGMENT_COLUMNS`.
 Row = tuple[object, ...]

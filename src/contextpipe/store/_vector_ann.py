@@ -22,8 +22,9 @@ Rules:
    dtype configured: after an interrupted run, or a change of dtype, search is exact until
    a writer finishes again.
 4. Saved beside the vectors: the index and the content hash of each id, in files named by
-   the generation they describe, then `vectors.ivf.json` naming that generation, replaced
-   whole and last; so a reader finds the old index or the new one, never half of each.
+   the generation they describe, then `vectors.ivf.json` naming that generation and
+   holding the two files' checksums (`_sealed`), replaced whole and last; so a reader
+   finds the old index or the new one, never half of each, and never one written over.
    Readers map the index file rather than read it, with its lists used in place
    (`IO_FLAG_MMAP_IFC`): faiss's older mapping (`IO_FLAG_MMAP`) turns them into on-disk
    lists, which cost about 2 ms more a query at 100k vectors, with the same results.
@@ -46,7 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..logs import logger
-from . import _vector_faiss
+from . import _sealed, _vector_faiss
 from ._vector_rows import FLOAT16, FLOAT32
 from ._vectors import APPROXIMATE_NAME, stored_vectors
 
@@ -106,6 +107,10 @@ class ApproximateIndex:
             "generation": self.generation,
             "trained": self.trained_count,
             "dtype": self.dtype,
+            "seals": {
+                path.name: _sealed.seal(path)
+                for path in (folder / f"{stem}.faiss", folder / f"{stem}.hashes.npy")
+            },
         }
         temporary.write_text(json.dumps(state))
         temporary.replace(folder / APPROXIMATE_NAME)
@@ -134,6 +139,11 @@ def load(folder: Path, space: str, writable: bool = False) -> ApproximateIndex |
         generation, trained = int(state["generation"]), int(state["trained"])
         dtype = str(state.get("dtype", FLOAT32))  # saved before there was a choice
         stem = folder / f"vectors.ivf.{generation}"
+        seals = _sealed.seals_of(state)
+        for suffix in (".faiss", ".hashes.npy"):
+            saved = Path(f"{stem}{suffix}")
+            if not _sealed.intact(saved, seals.get(saved.name)):
+                return None
         hashes = np.load(f"{stem}.hashes.npy", allow_pickle=False)
         faiss = _vector_faiss.faiss()
         flags = 0 if writable else faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY

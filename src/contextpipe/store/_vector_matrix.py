@@ -11,7 +11,8 @@ Rules:
 2. The matrix and its row ids are built once per state of the index and of the vectors,
    kept in memory, and saved beside the database, so that the next process maps them
    instead of reading every vector again. A saved matrix is used only when its state
-   file names that very state, and its dtype.
+   file names that very state, and its dtype, and both files pass their checksums
+   (`_sealed`); else it is built again from the vectors' database.
 3. How many texts have a vector is counted once per state, or
    taken from the writer that counted it (`_vectors` rule 6).
 4. When a vector writer finishes, search is prepared for the next query, so that no query
@@ -37,7 +38,8 @@ from numpy.typing import NDArray
 from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ..storage import VectorCoverage, VectorHit
-from . import _vector_ann, _vector_rows
+from . import _sealed, _vector_ann, _vector_rows
+from ._rows import narrows
 from ._vectors import (
     FULL_TEXT,
     MATRIX_STATE_NAME,
@@ -102,13 +104,19 @@ class EmbeddedVectors:
 
     def _mapped(self, state: tuple[int, int]) -> tuple[_vector_rows.Rows, NDArray[np.int64]] | None:
         folder = self._host.directory
+        dtype = self._host.vector_dtype
         try:
-            if json.loads((folder / MATRIX_STATE_NAME).read_text()) != self._saved_as(state):
+            saved = _sealed.as_mapping(json.loads((folder / MATRIX_STATE_NAME).read_text()))
+            if saved.get("state") != self._saved_as(state):
                 return None
+            seals = _sealed.seals_of(saved)
+            for path in (folder / _ROWS_NAME, _vector_rows.path(folder, dtype)):
+                if not _sealed.intact(path, seals.get(path.name)):
+                    return None
             rowids = np.load(folder / _ROWS_NAME, allow_pickle=False)
         except (OSError, ValueError):
             return None
-        found = _vector_rows.mapped(folder, self._host.vector_dtype, len(rowids), self._dimension)
+        found = _vector_rows.mapped(folder, dtype, len(rowids), self._dimension)
         return None if found is None else (found, rowids.astype(np.int64))
 
     def _build(self, state: tuple[int, int]) -> tuple[_vector_rows.Rows, NDArray[np.int64]]:
@@ -130,15 +138,20 @@ class EmbeddedVectors:
     ) -> None:
         """Keep the matrix for the next process; only a shortcut, so failing is fine."""
         folder = self._host.directory
+        dtype = self._host.vector_dtype
         try:
             (folder / MATRIX_STATE_NAME).unlink(missing_ok=True)  # stale until rewritten
-            _vector_rows.save(folder, self._host.vector_dtype, rows)
+            _vector_rows.save(folder, dtype, rows)
             temporary = folder / f".{_ROWS_NAME}.{threading.get_ident()}.tmp"
             with temporary.open("wb") as out:
                 np.save(out, rowids, allow_pickle=False)
             temporary.replace(folder / _ROWS_NAME)
+            seals = {
+                path.name: _sealed.seal(path)
+                for path in (folder / _ROWS_NAME, _vector_rows.path(folder, dtype))
+            }
             temporary = folder / f".{MATRIX_STATE_NAME}.{threading.get_ident()}.tmp"
-            temporary.write_text(json.dumps(self._saved_as(state)))
+            temporary.write_text(json.dumps({"state": self._saved_as(state), "seals": seals}))
             temporary.replace(folder / MATRIX_STATE_NAME)
         except OSError:
             pass
@@ -154,7 +167,7 @@ class EmbeddedVectors:
         `unseen` row ids (searched exactly then).
         """
         query = np.asarray(vector, dtype=np.float32)
-        if not (filters.paths or filters.kinds or unseen) and limit > 0:
+        if not (narrows(filters) or unseen) and limit > 0:
             approximate = self._approximate_index(self._state()[1])
             if approximate is not None:
                 return self._nearest_approximately(approximate, query, limit)
@@ -162,7 +175,7 @@ class EmbeddedVectors:
         if limit <= 0 or not len(rowids):
             return []
         allowed = None
-        if filters.paths or filters.kinds:
+        if narrows(filters):
             allowed = np.isin(rowids, np.asarray(self._host.filtered_rowids(filters)))
         if unseen:
             seen = ~np.isin(rowids, np.asarray(unseen, np.int64))

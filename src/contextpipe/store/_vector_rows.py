@@ -160,11 +160,16 @@ def built(dtype: str, matrix: NDArray[np.float32]) -> Rows:
     return Float16Rows.of(matrix) if dtype == FLOAT16 else Float32Rows(matrix)
 
 
+def path(folder: Path, dtype: str) -> Path:
+    """The file rows of `dtype` are saved to in `folder` (rule 3)."""
+    return folder / _FILES[dtype]
+
+
 def save(folder: Path, dtype: str, rows: Rows) -> None:
     """Write rows of `dtype` and remove the other dtype's file (rule 3); raises OSError when
     it cannot.
     """
-    target = folder / _FILES[dtype]
+    target = path(folder, dtype)
     temporary = folder / f".{target.name}.{threading.get_ident()}.tmp"
     rows.write(temporary)
     temporary.replace(target)
@@ -175,15 +180,15 @@ def save(folder: Path, dtype: str, rows: Rows) -> None:
 
 def mapped(folder: Path, dtype: str, count: int, dimension: int) -> Rows | None:
     """The saved rows of `dtype`, mapped; None when missing, unreadable or of another shape."""
-    path = folder / _FILES[dtype]
+    saved = path(folder, dtype)
     try:
         if dtype == FLOAT16:
             faiss = _vector_faiss.faiss()
-            index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+            index = faiss.read_index(str(saved), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
             if (int(index.ntotal), int(index.d)) != (count, dimension):
                 return None
             return Float16Rows(index)
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+        matrix = np.load(saved, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, RuntimeError):
         return None
     if matrix.shape != (count, dimension) or matrix.dtype != np.float32:

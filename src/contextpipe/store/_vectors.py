@@ -10,7 +10,9 @@ Rules, in the order the code follows them:
 2. The database holds one vector space at a time (`meta`: `space`, `dimension`). A writer
    for another space empties it first: two spaces are never mixed.
 3. Each `add` commits one batch, so a killed embedding run loses at most the batch in
-   flight; `pending` lists what is still missing, so the next run goes on from there.
+   flight; `pending` lists what is still missing, so the next run goes on from there. A
+   batch holding a vector that is not of unit length (the embedder contract) is refused:
+   stored vectors are all of unit length, which the full check relies on.
 4. A writer first drops the vectors whose text is no longer in the index.
 5. A damaged vectors database is moved aside and started anew, with what was derived from
    it: vectors can be computed again, and they never stop text search.
@@ -33,7 +35,7 @@ from ..errors import StoreError
 from ..logs import logger
 from ..models import ContextFragment, RequestFilters
 from ..storage import VectorCoverage
-from ._health import is_damage
+from ._health import is_damage, rollback
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,6 +53,8 @@ _SCHEMA = (
 )
 #: The full-text fragments: the ones that get a vector.
 FULL_TEXT = "depth = 9"
+#: How far from 1 a vector's length may be (float32 rounding of a normalised vector).
+UNIT_TOLERANCE = 1e-3
 
 
 class Host(Protocol):
@@ -131,6 +135,13 @@ class VectorWriterSession:
                 f"vectors of shape {matrix.shape} for {len(content_hashes)} texts; the space"
                 f" has dimension {self._dimension}"
             )
+        norms = np.linalg.norm(matrix, axis=1)
+        wrong = np.flatnonzero(~(np.abs(norms - 1) <= UNIT_TOLERANCE))
+        if len(wrong):
+            raise StoreError(
+                f"a vector of length {norms[wrong[0]]:.3f} for text {content_hashes[wrong[0]]};"
+                " an embedder gives vectors of length 1"
+            )
         with self._transaction():
             self._connection.executemany(
                 "INSERT OR REPLACE INTO vectors(hash, vector) VALUES (?, ?)",
@@ -170,7 +181,7 @@ class VectorWriterSession:
         try:
             yield
         except BaseException:
-            self._connection.execute("ROLLBACK")
+            rollback(self._connection)
             raise
         self._connection.execute("COMMIT")
 
@@ -251,12 +262,19 @@ def stored_space(host: Host) -> tuple[str, int] | None:
     return meta["space"], int(meta["dimension"])
 
 
-def attach(connection: sqlite3.Connection, directory: Path) -> None:
+def attach(connection: sqlite3.Connection, directory: Path, read_only: bool = False) -> None:
     """Make the store's vectors readable on an index connection, as schema `v`. A damaged
     vectors database is moved aside (its vectors can be computed again) and started anew,
-    so that it never stops text search.
+    so that it never stops text search. A store read as immutable (`read_only`: on a disk
+    that cannot be written) reads its vectors so too, or none when it has none.
     """
     path = directory / DATABASE_NAME
+    if read_only:
+        name = f"{path.as_uri()}?immutable=1" if path.is_file() else ":memory:"
+        connection.execute("ATTACH DATABASE ? AS v", (name,))
+        for statement in _SCHEMA:
+            connection.execute(statement.replace("EXISTS ", "EXISTS v.", 1))
+        return
     for attempt in (1, 2):
         try:
             connection.execute("ATTACH DATABASE ? AS v", (str(path),))

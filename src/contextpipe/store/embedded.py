@@ -9,12 +9,17 @@ one connection per thread, since strategies run in worker threads.
 
 Opening checks, cheaply, that the database is one this version wrote and is whole: the
 file's header and size, the tables and their first and last rows. Damage is a `StoreError`
-that says what is wrong and what to run (`index --rebuild` moves the damaged store aside).
+that says what is wrong and what to run (`index --rebuild` moves the damaged store aside);
+damage further inside is said by the first read that meets it, or by the full check
+(`verify`, `_full_check`), and noted so that every later command says it (`_health`). A
+full or failing disk is one line too, and a store on a disk that cannot be written is read
+as it is there (SQLite cannot make its shared-memory file).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import weakref
@@ -31,8 +36,9 @@ from ..errors import StoreError
 from ..graph import ResolvedEdges, ResolvedGraph, defined_name, resolve
 from ..hookspecs import hookimpl
 from ..logs import logger
-from ..models import ContextFragment, RequestFilters
+from ..models import ContextFragment, RequestFilters, RequestScope
 from ..storage import (
+    MEMORY_URI_PREFIX,
     Backends,
     CarriedMemory,
     DeclaredEdges,
@@ -51,7 +57,16 @@ from ..storage import (
 )
 from ..text import matched_terms, query_terms
 from . import _vectors
-from ._health import damage_text, inspect, is_damage
+from ._health import (
+    clear_damage,
+    damage_text,
+    fault_text,
+    inspect,
+    is_damage,
+    note_damage,
+    noted_damage,
+    rollback,
+)
 from ._read_ahead import read_ahead
 from ._resolution import (
     DECLARED_COLUMNS,
@@ -64,9 +79,19 @@ from ._resolution import (
     resolve_changes,
     stored_resolution,
 )
-from ._rows import FRAGMENT_COLUMNS, SEEN_FRAGMENTS, as_fragment, filter_sql, utc
-from ._scope import HiddenMemory, ScopedVectors
-from ._search_memo import Ranked, RequestSearch, SearchMemo
+from ._rows import (
+    FRAGMENT_COLUMNS,
+    HIDDEN_MEMORY,
+    SEEN_FRAGMENTS,
+    ScopeSql,
+    as_fragment,
+    filter_sql,
+    narrows,
+    scope_sql,
+    utc,
+)
+from ._scope import HiddenMemory, RequestReads, ScopedVectors
+from ._search_memo import Ranked, SearchMemo
 from ._sessions import EmbeddedSessions
 from ._text_layout import (
     TEXT_META,
@@ -83,7 +108,7 @@ if TYPE_CHECKING:
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
@@ -217,6 +242,23 @@ def _join_identifiers(connection: sqlite3.Connection) -> None:
     _index_existing(connection)
 
 
+def _memory_under_uris(connection: sqlite3.Connection) -> None:
+    """Move each memory item to its node URI (its stored path from layout 12 on), in every
+    table that names it, and count a change, so that what was derived from the old names
+    (the graph's counts) is made again.
+    """
+    connection.execute("PRAGMA defer_foreign_keys = ON")  # parent and children move together
+    moved = connection.execute(
+        "SELECT fragments.uri, memory.path FROM memory"
+        " JOIN fragments ON fragments.path = memory.path AND fragments.depth = 9"
+    ).fetchall()
+    for table in ("files", "fragments", "nodes", "memory"):
+        connection.executemany(f"UPDATE {table} SET path = ? WHERE path = ?", moved)
+    connection.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+    )
+
+
 # Each older layout's step to the next one (SQL, or a function of the connection), run in
 # the writer's first transaction; an older layout still is rebuilt from its sources.
 _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
@@ -290,6 +332,9 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     ),
     # Layout 10 searched a snake_case identifier as a phrase of its parts.
     "10": (_join_identifiers,),
+    # Layout 11 kept memory under `memory:<scope>/<owner>/<id>`, unescaped, where a file
+    # or another owner's item could take its place.
+    "11": (_memory_under_uris,),
 }
 
 #: The rows of `files` that are files, not memory items.
@@ -357,12 +402,39 @@ class EmbeddedStore:
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.database, isolation_level=None, timeout=30.0)
-        connection.execute("PRAGMA foreign_keys = ON")
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
-        # A checkpointed log is cut back to this size, so it never stays large.
-        connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
+        try:
+            connection.execute("PRAGMA foreign_keys = ON")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            # A checkpointed log is cut back to this size, so it never stays large.
+            connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
+        except BaseException:
+            connection.close()
+            raise
         return connection
+
+    def _connect_to_read(self) -> tuple[sqlite3.Connection, bool]:
+        """A connection for reading, and whether the store is read as it is on a disk or
+        in a folder that cannot be written (True). SQLite cannot open a database in
+        write-ahead-log mode there without its shared-memory file: a store with no log
+        (nothing waits in one) is then read as immutable.
+        """
+        try:
+            return self._connect(), False
+        except sqlite3.OperationalError as exc:
+            log = self.database.with_name(self.database.name + "-wal")
+            name = str(getattr(exc, "sqlite_errorname", ""))
+            if (
+                not name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))
+                or os.access(self.directory, os.W_OK)
+                or (log.exists() and log.stat().st_size > 0)
+            ):
+                raise
+        connection = sqlite3.connect(
+            f"{self.database.as_uri()}?immutable=1", uri=True, isolation_level=None
+        )
+        connection.execute("PRAGMA foreign_keys = ON")
+        return connection, True
 
     def _reader(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
@@ -376,7 +448,6 @@ class EmbeddedStore:
                 )
             self._identity = self._identity or self._file_identity()
             connection = self._open_checked()
-            _vectors.attach(connection, self.directory)
             self._local.connection = connection
             self._local.epoch = self._epoch
         return connection
@@ -405,19 +476,22 @@ class EmbeddedStore:
             self._identity = identity
 
     def _open_checked(self) -> sqlite3.Connection:
-        """A connection to a database that passed the cheap checks (see `_health`)."""
+        """A connection to a database that passed the cheap checks (see `_health`), with
+        the vectors attached.
+        """
         with self._damage_reported():
-            connection = self._connect()
+            connection, read_only = self._connect_to_read()
             try:
                 found = inspect(connection, self.database, _SCHEMA, SCHEMA_VERSION)
+                if found.damage is None and not found.empty and found.version == SCHEMA_VERSION:
+                    _vectors.attach(connection, self.directory, read_only)
+                    return connection
             except BaseException:
                 connection.close()
                 raise
-        if found.damage is None and not found.empty and found.version == SCHEMA_VERSION:
-            return connection
         connection.close()
         if found.damage is not None:
-            raise StoreError(_damaged(self.database, found.damage))
+            raise self._damage_found(self.database, found.damage)
         if found.empty:
             raise StoreError(
                 f"{self.directory}: the first index was interrupted before it saved anything;"
@@ -429,10 +503,13 @@ class EmbeddedStore:
         )
 
     def check(self) -> None:
-        """Raise `StoreError` unless the index exists, has this version's layout and passes
-        the cheap damage checks.
+        """Raise `StoreError` unless the index exists, has this version's layout, passes
+        the cheap damage checks and has no damage noted (see `_health`).
         """
         self._reader()
+        noted = noted_damage(self.directory)
+        if noted is not None:
+            raise StoreError(noted)
 
     def damage(self) -> str | None:
         """What is wrong with the store, in a few words (None: nothing found, or no store)."""
@@ -443,7 +520,27 @@ class EmbeddedStore:
         except StoreError as exc:
             return str(exc)
         connection.close()
-        return None
+        return noted_damage(self.directory)
+
+    def verify(self) -> str:
+        """Check the whole store (see `_full_check`): what was checked, in one line, or a
+        `StoreError` naming the damage found, which is noted as a reader's find is. A
+        store found whole has no damage noted any more.
+        """
+        from ._full_check import full_check
+
+        if not self.exists():
+            raise StoreError(f"{self.directory}: no index here; run `contextpipe index PATH` first")
+        connection = self._open_checked()
+        try:
+            with self._damage_reported():
+                checked = full_check(connection, self.directory)
+        finally:
+            connection.close()
+        if checked.damage is not None:
+            raise self._damage_found(checked.damaged_file, checked.damage)
+        clear_damage(self.directory)
+        return checked.summary
 
     def move_aside(self) -> str | None:
         """Rename the store folder to a timestamped sibling, `<name>.damaged-<UTC time>`
@@ -452,7 +549,7 @@ class EmbeddedStore:
         """
         if not self.directory.exists():
             return None
-        label = "damaged" if self.damage() is not None else "previous"
+        label = "damaged" if self._damaged_anywhere() else "previous"
         self.close()
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         target = self.directory.with_name(f"{self.directory.name}.{label}-{stamp}")
@@ -460,7 +557,13 @@ class EmbeddedStore:
         while target.exists():
             attempt += 1
             target = self.directory.with_name(f"{self.directory.name}.{label}-{stamp}-{attempt}")
-        self.directory.rename(target)
+        try:
+            self.directory.rename(target)
+        except OSError as exc:
+            raise StoreError(
+                f"{self.directory}: cannot be moved aside to {target.name} ({exc.strerror});"
+                " it is left as it was"
+            ) from None
         return str(target)
 
     def carry_memory(self, previous: str) -> CarriedMemory:
@@ -480,15 +583,42 @@ class EmbeddedStore:
         left = "; ".join(found.unread) if found.unread else None
         return CarriedMemory(len(found.items), len(found.pins), len(found.uses), left)
 
+    def _damaged_anywhere(self) -> bool:
+        """Whether the cheap checks, a note or the full check find damage (moving the
+        store aside is followed by indexing everything anew: the full check costs little
+        beside that).
+        """
+        if self.damage() is not None:
+            return True
+        try:
+            self.verify()
+        except StoreError:
+            return True
+        return False
+
+    def _damage_found(self, database: Path, what: str) -> StoreError:
+        """The error for damage found in `database` (the index's or the vectors'), noted in
+        the store's folder so that every later command says it too (see `_health`).
+        """
+        message = _damaged(database, what)
+        note_damage(self.directory, message)
+        return StoreError(message)
+
     @contextmanager
     def _damage_reported(self) -> Generator[None]:
-        """SQLite's errors for a damaged file become one `StoreError` line saying what to do."""
+        """SQLite's errors for a damaged file become one `StoreError` line saying what to
+        do, noted; so do those of a full, read-only or failing disk (`_health.fault_text`).
+        """
         try:
             yield
-        except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
+        except sqlite3.Error as exc:
+            if is_damage(exc):
+                what = damage_text(exc, self.database)
+                raise self._damage_found(self.database, what) from None
+            fault = fault_text(exc, self.directory)
+            if fault is None:
                 raise
-            raise StoreError(_damaged(self.database, damage_text(exc, self.database))) from None
+            raise StoreError(fault) from None
 
     def close(self) -> None:
         """Close this thread's reader connection."""
@@ -505,7 +635,13 @@ class EmbeddedStore:
         An index of an older layout is rebuilt (in the first transaction); a damaged one is a
         `StoreError`.
         """
-        self.directory.mkdir(parents=True, exist_ok=True)
+        noted = noted_damage(self.directory)
+        if noted is not None:
+            raise StoreError(noted)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.directory}: cannot be made ({exc.strerror})") from None
         with self._damage_reported():
             connection = self._connect()
             try:
@@ -517,7 +653,7 @@ class EmbeddedStore:
                     writer.flush()
                     resolve_changes(connection)
                 except BaseException:
-                    connection.execute("ROLLBACK")
+                    rollback(connection)
                     raise
                 connection.execute("COMMIT")
                 self._fold_text_index(connection)
@@ -543,7 +679,7 @@ class EmbeddedStore:
                 with self._text_damage_reported():
                     text.fold()
         except BaseException:
-            connection.execute("ROLLBACK")
+            rollback(connection)
             raise
         connection.execute("COMMIT")
 
@@ -555,12 +691,12 @@ class EmbeddedStore:
         try:
             yield
         except TextIndexError as exc:
-            raise StoreError(_damaged(self.database, str(exc))) from None
+            raise self._damage_found(self.database, str(exc)) from None
 
     def _prepare_schema(self, connection: sqlite3.Connection) -> None:
         found = inspect(connection, self.database, _SCHEMA, SCHEMA_VERSION)
         if found.damage is not None:
-            raise StoreError(_damaged(self.database, found.damage))
+            raise self._damage_found(self.database, found.damage)
         if found.version in _UPGRADES:
             for version in range(int(found.version), int(SCHEMA_VERSION)):
                 for step in _UPGRADES[str(version)]:
@@ -607,9 +743,18 @@ class EmbeddedStore:
         with self._damage_reported():
             return self._reader().execute(sql, params).fetchall()
 
-    def count(self) -> int:
-        """How many fragments (all depths) the store holds."""
-        return int(self._query("SELECT count(*) FROM fragments")[0][0])
+    def count(self, filters: RequestFilters | None = None) -> int:
+        """How many fragments (all depths) the store holds; with `filters`, leaving out
+        memory their request may not see.
+        """
+        if filters is None:
+            return int(self._query("SELECT count(*) FROM fragments")[0][0])
+        rows = self._query(
+            "SELECT (SELECT count(*) FROM fragments) - (SELECT count(*) FROM memory"
+            f" JOIN fragments ON fragments.path = memory.path WHERE {HIDDEN_MEMORY})",
+            (filters.session, filters.user),
+        )
+        return int(rows[0][0])
 
     def token_counts(
         self,
@@ -624,13 +769,13 @@ class EmbeddedStore:
         hashes = {fragment.id: fragment.content_hash for fragment in fragments}
         if not hashes:
             return {}
-        scope = (filters.session, filters.user) if filters is not None else (None, None)
+        seen, params = scope_sql(filters)
         rows = self._query(
             "SELECT fragments.id, fragments.content_hash, fragments.token_count"
             " FROM fragments JOIN files ON files.path = fragments.path"
             " WHERE fragments.id IN (SELECT value FROM json_each(?)) AND files.tokenizer = ?"
-            f" AND {SEEN_FRAGMENTS}",
-            (json.dumps(sorted(hashes)), tokenizer, *scope),
+            f" AND {seen}",
+            (json.dumps(sorted(hashes)), tokenizer, *params),
         )
         return {
             str(content_hash): int(tokens)
@@ -642,7 +787,8 @@ class EmbeddedStore:
         self, uko_uri: str, filters: RequestFilters | None = None
     ) -> list[ContextFragment]:
         """Every stored depth of one node, deepest first; none when the node is memory the
-        request of `filters` may not see (None: a request naming no session and no user).
+        request of `filters` may not see, or was modified after their `as_of` (None: a
+        request naming no session and no user).
         """
         return self.variants_many((uko_uri,), filters).get(uko_uri, [])
 
@@ -654,17 +800,17 @@ class EmbeddedStore:
         if memo is None:
             memo = self._local.variants = VariantsMemo()
         version = self._query("PRAGMA data_version")[0][0]
-        scope = (filters.session, filters.user) if filters is not None else (None, None)
-        return memo.get(list(uko_uris), scope, version, self._read_variants)
+        return memo.get(list(uko_uris), scope_sql(filters), version, self._read_variants)
 
     def _read_variants(
-        self, uko_uris: Sequence[str], scope: tuple[str | None, str | None]
+        self, uko_uris: Sequence[str], scope: ScopeSql
     ) -> dict[str, list[tuple[object, ...]]]:
+        seen, params = scope
         rows = self._query(
             f"SELECT {FRAGMENT_COLUMNS} FROM fragments"
             " WHERE uri IN (SELECT value FROM json_each(?))"
-            f" AND {SEEN_FRAGMENTS} ORDER BY uri, depth DESC",
-            (json.dumps(list(uko_uris)), *scope),
+            f" AND {seen} ORDER BY uri, depth DESC",
+            (json.dumps(list(uko_uris)), *params),
         )
         found: dict[str, list[tuple[object, ...]]] = {}
         for row in rows:
@@ -690,13 +836,14 @@ class EmbeddedStore:
 
         plan = list(query_plan(terms))
         where, params = filter_sql(filters)
-        narrowed = bool(filters.paths or filters.kinds)
+        narrowed = narrows(filters)
         with self.snapshot():
             view = self._text_view()
 
             def rank(depth: int) -> Ranked:
-                # Memory the request may not see is skipped by the ranking (`_scope` rule 2).
-                unseen = [] if narrowed else list(self._hidden.of(filters))
+                # Memory the request may not see is skipped by the ranking, and counts in
+                # none of its statistics (`_scope` rules 2 and 3).
+                unseen = list(self._hidden.of(filters))
                 with self._damage_reported(), self._text_damage_reported():
                     rowids, scores = view.best(self._reader(), plan, depth, narrowed, unseen)
                 return Ranked(rowids, scores, depth)
@@ -726,20 +873,27 @@ class EmbeddedStore:
 
         return [ranked.hit(score, row, hit) for score, row in rows]
 
-    def scores(self, query: str, fragments: Sequence[ContextFragment]) -> list[float]:
+    def scores(
+        self,
+        query: str,
+        fragments: Sequence[ContextFragment],
+        filters: RequestFilters | None = None,
+    ) -> list[float]:
         """The score `search` gives each fragment for `query`, whatever its rank: the same
-        keyword index, read only at these fragments (0 for one matching no query term, or
-        not searchable).
+        keyword index, read only at these fragments (0 for one matching no query term, not
+        searchable, or memory the request of `filters` may not see).
         """
         terms = query_terms(query)
         if not terms or not fragments:
             return [0.0] * len(fragments)
         from ._text_index import query_plan
 
+        filters = filters or RequestFilters()
         with self.snapshot():
             rows = self._query(
-                "SELECT id, rowid FROM fragments WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(sorted({f.id for f in fragments})),),
+                "SELECT id, rowid FROM fragments WHERE id IN (SELECT value FROM json_each(?))"
+                f" AND {SEEN_FRAGMENTS}",
+                (json.dumps(sorted({f.id for f in fragments})), filters.session, filters.user),
             )
             rowid_of = {str(id_): int(rowid) for id_, rowid in rows}
             view = self._text_view()
@@ -748,6 +902,7 @@ class EmbeddedStore:
                     self._reader(),
                     list(query_plan(terms)),
                     [rowid_of.get(f.id, 0) for f in fragments],
+                    list(self._hidden.of(filters)),
                 )
         return [float(score) for score in found]
 
@@ -808,12 +963,24 @@ class EmbeddedStore:
         if index is not None:
             index.prepare()
 
-    def vector_index(self, space: str) -> ScopedVectors | None:
-        """The store's vectors of `space` (see `_vector_matrix`), never giving a request
-        memory it may not see (`_scope`); None when it has none.
+    def vector_index(self, space: str, scope: RequestScope | None = None) -> ScopedVectors | None:
+        """The store's vectors of `space` (see `_vector_matrix`) for a request of `scope`,
+        never giving it memory it may not see (`_scope`); None when it has none.
         """
         index = self._vector_index(space)
-        return None if index is None else ScopedVectors(index, self._hidden)
+        if index is None:
+            return None
+        return ScopedVectors(index, self._hidden, scope or RequestScope(), self._seen_texts)
+
+    def _seen_texts(self, content_hashes: Collection[str], filters: RequestFilters) -> set[str]:
+        """Which of these content hashes are full texts the request of `filters` may see."""
+        rows = self._query(
+            "SELECT DISTINCT content_hash FROM fragments"
+            " WHERE depth = 9 AND content_hash IN (SELECT value FROM json_each(?))"
+            f" AND {SEEN_FRAGMENTS}",
+            (json.dumps(sorted(content_hashes)), filters.session, filters.user),
+        )
+        return {str(row[0]) for row in rows}
 
     def _vector_index(self, space: str) -> EmbeddedVectors | None:
         from ._vector_matrix import EmbeddedVectors
@@ -878,8 +1045,13 @@ class EmbeddedStore:
         return [as_fragment(row) for row in rows]
 
     def nodes(self) -> list[NodeRecord]:
-        """Every node, in path and line order."""
-        rows = self._query(f"SELECT {NODE_COLUMNS} FROM nodes ORDER BY path, start_line, uri")
+        """Every node of an indexed file, in path and line order: memory is no part of the
+        graph, which every request shares (`_scope` rule 2).
+        """
+        rows = self._query(
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE path NOT IN (SELECT path FROM memory)"
+            " ORDER BY path, start_line, uri"
+        )
         return [NodeRecord._make(row) for row in rows]
 
     def edges(self) -> list[DeclaredEdges]:
@@ -905,20 +1077,18 @@ class EmbeddedStore:
             )
         return StoreStats(self.location, files, fragments, searchable)
 
-    def backends(self) -> Backends:
-        """Fragment lookup, text search, the graph, the timeline and session tiers; none
-        before the first index. Raises `StoreError` when the index is damaged.
+    def backends(self, scope: RequestScope | None = None) -> Backends:
+        """Fragment lookup, text search, the graph, the timeline and session tiers for a
+        request of `scope` (see `_scope`); none before the first index. Raises
+        `StoreError` when the index is damaged.
         """
         if not self.exists():
             return Backends()
         self._follow_replacement()
         self.check()
+        reads = RequestReads(self, self._sessions, scope or RequestScope())
         return Backends(
-            fragments=self,
-            text=RequestSearch(self),
-            graph=self.graph(),
-            timeline=self,
-            sessions=self._sessions,
+            fragments=reads, text=reads, graph=self.graph(), timeline=reads, sessions=reads
         )
 
     def prefetch(self, limit: int) -> int:
@@ -973,7 +1143,10 @@ class EmbeddedStore:
             connection.execute("BEGIN")
         try:
             yield
-        finally:
+        except BaseException:
+            rollback(connection)  # what went wrong is the error to say, not the end of a read
+            raise
+        with self._damage_reported():
             connection.execute("COMMIT")
 
     def generation(self) -> int:
@@ -993,7 +1166,11 @@ class EmbeddedStore:
         """Keep a value derived from the store at `generation` (see `remembered`), unless a
         writer has changed the store since or holds it now: it is only a shortcut.
         """
-        connection = self._connect()
+        try:
+            connection = self._connect()
+        except sqlite3.OperationalError as exc:  # a read-only store
+            logger.debug("not remembered", key=key, reason=str(exc))
+            return
         try:
             connection.execute("PRAGMA busy_timeout = 0")
             connection.execute("BEGIN IMMEDIATE")
@@ -1004,7 +1181,7 @@ class EmbeddedStore:
                     (f"remembered:{key}", f"{generation}:{value}"),
                 )
             connection.execute("COMMIT")
-        except sqlite3.OperationalError as exc:  # busy, or a read-only store
+        except sqlite3.OperationalError as exc:  # busy, a read-only store or a full disk
             logger.debug("not remembered", key=key, reason=str(exc))
         finally:
             connection.close()
@@ -1064,6 +1241,12 @@ class StoreWriter:
 
     def remove_file(self, path: str) -> int:
         """Forget a file and everything read from it; returns how many fragments went."""
+        if path.startswith(MEMORY_URI_PREFIX):
+            raise ValueError(f"{path}: a memory item's name, not a file's")
+        return self._remove(path)
+
+    def _remove(self, path: str) -> int:
+        """Forget what is stored under `path`, a file's or a memory item's."""
         self._changing()
         rowids = self._connection.execute(
             "SELECT rowid FROM fragments WHERE path = ?", (path,)
@@ -1076,19 +1259,22 @@ class StoreWriter:
         return len(rowids)
 
     def add_memory(self, item: MemoryItem, fragment: NewFragment, node: NodeRecord) -> None:
-        """Keep a memory item as a row of `files` under its fragment's path (which `files`
-        leaves out) with its own fragment and node, and its scope in `memory`.
+        """Keep a memory item as a row of `files` under its node URI (which `files` leaves
+        out) with its own fragment and node, and its scope in `memory`.
         """
         path = fragment.fragment.source.path
+        if path != node.uri or not path.startswith(MEMORY_URI_PREFIX):
+            raise ValueError(f"memory item {item.id!r}: its stored path must be its node URI")
         text = fragment.fragment.text
-        moment = item.at if item.at.tzinfo is not None else item.at.replace(tzinfo=UTC)
+        # Its time is in `memory.at` (any year): nanoseconds since 1970 overflow SQLite's
+        # integers outside 1677-2262.
         stored = StoredFile(
             len(text.encode()),
-            int(moment.timestamp() * 1_000_000_000),
+            0,
             fragment.fragment.content_hash,
             fragment.fragment.metadata.get("tokenizer", ""),
         )
-        self.replace_file(path, stored, [fragment], [node], [])
+        self._write_file(path, stored, [fragment], [node], [])
         self._connection.execute(
             "INSERT INTO memory(path, id, scope, owner, at, speaker) VALUES (?, ?, ?, ?, ?, ?)",
             (path, item.id, item.scope.value, item.owner, utc(item.at), item.speaker),
@@ -1112,7 +1298,7 @@ class StoreWriter:
             f"SELECT path FROM memory WHERE {' AND '.join(clauses)} ORDER BY path", params
         ).fetchall()
         for (path,) in paths:
-            self.remove_file(str(path))
+            self._remove(str(path))
         return len(paths)
 
     def pin(self, target: str) -> None:
@@ -1148,7 +1334,19 @@ class StoreWriter:
         edges: Iterable[EdgeRecord],
     ) -> None:
         """Write a file's fragments, nodes and edges, replacing what was indexed from it."""
-        self.remove_file(path)
+        if path.startswith(MEMORY_URI_PREFIX):
+            raise ValueError(f"{path}: a memory item's name, not a file's")
+        self._write_file(path, stored, fragments, nodes, edges)
+
+    def _write_file(
+        self,
+        path: str,
+        stored: StoredFile,
+        fragments: Iterable[NewFragment],
+        nodes: Iterable[NodeRecord],
+        edges: Iterable[EdgeRecord],
+    ) -> None:
+        self._remove(path)
         execute, many = self._connection.execute, self._connection.executemany
         execute(
             "INSERT INTO files(path, size, mtime_ns, sha256, tokenizer, skipped)"

@@ -8,17 +8,16 @@ owner (the same conversation: the node URI up to its last `/`, where owner and i
 percent-quoted) said after it and within `window` of it, earliest first, ties by id.
 
 They are read from the timeline oldest first from the item's time on, within the stored
-paths of its conversation (`memory:<scope>/<owner>/`, unless the request filters paths
-itself), so a read holds the next turns and
-little else; a path that only starts the same way (owner `a` and owner `a/b`) is told apart
-by the URI, and a read that held too few of the conversation's own is made again, larger.
+paths of its conversation (a memory item's stored path is its node URI: the conversation's
+start with `uko://memory/<scope>/<owner>/`), unless the request filters paths itself, so a
+read holds the next turns and little else; a read that held too few of the conversation's
+own is made again, larger.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
-from urllib.parse import unquote
 
 from contextpipe import ContextFragment, RequestFilters, Timeline
 
@@ -53,7 +52,7 @@ def following(
         return ()
     # The request's own path globs stay (the turns must fit them too); without any, the
     # read keeps to the conversation's paths.
-    paths = filters.paths or (glob_literal(_stored_prefix(item)) + "*",)
+    paths = filters.paths or (glob_literal(f"{conversation}/") + "*",)
     scoped = filters.model_copy(update={"kinds": (MEMORY,), "paths": paths})
     limit = max(_AT_LEAST, 2 * count)
     while True:
@@ -62,14 +61,6 @@ def following(
         if len(same) >= count or len(found) < limit:
             return same[:count]
         limit *= _GROWTH
-
-
-def _stored_prefix(item: ContextFragment) -> str:
-    """The stored path of `item` without its id: the stored paths of its conversation
-    start so (`memory:<scope>/<owner>/`; the id is the URI's last part, percent-quoted).
-    """
-    item_id = unquote(item.uko_uri.rpartition("/")[2])
-    return item.source.path.removesuffix(item_id)
 
 
 def glob_literal(text: str) -> str:

@@ -160,7 +160,7 @@ class TieredStrategy:
         best = cold[: self.options.warm_rank]
         rank = {fragment.id: number for number, (fragment, _) in enumerate(best, start=1)}
         if request.session:
-            used = sessions.recently_used(request.session, self.options.warm_used, request.filters)
+            used = sessions.recently_used(self.options.warm_used, request.filters)
             found += [_Found(f, "used lately by this session") for f in used if f.id in rank]
         recent = _session_memory(sessions, request, self.options.warm_memory)
         for fragment in sorted((f for f in recent if f.id in rank), key=lambda f: rank[f.id]):
@@ -248,14 +248,13 @@ def _session_memory(
     """
     if request.session is None or not limit:
         return ()
-    scope = MemoryScope.SESSION.value
+    # A memory item's stored path is its node URI, where the owner is quoted.
+    node = f"uko://memory/{MemoryScope.SESSION.value}/{quote(request.session, safe='')}/"
     # Read within the session's stored paths, unless the request filters paths itself.
-    paths = request.filters.paths or (glob_literal(f"memory:{scope}/{request.session}/") + "*",)
+    paths = request.filters.paths or (glob_literal(node) + "*",)
     found = sessions.recent_memory(
         limit, request.filters.model_copy(update={"paths": paths}), until=request.as_of
     )
-    # The node URI quotes the owner: an owner that only starts the same way is told apart.
-    node = f"uko://memory/{scope}/{quote(request.session, safe='')}/"
     return [fragment for fragment in found if fragment.uko_uri.startswith(node)]
 
 
