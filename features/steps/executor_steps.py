@@ -157,24 +157,22 @@ class _HungConfidence(ScriptedStrategy):
         return 1.0
 
 
-class _StubbornAsync(ScriptedStrategy):
-    held: _Held
-
-    async def retrieve(  # type: ignore[override]
-        self, request: ContextRequest, backends: Backends, budget: int
-    ) -> object:
-        await self.held.wait_ignoring_cancellation()
-        return []
-
-
 class _PatientAsync(ScriptedStrategy):
     held: _Held
+    stubborn = False  # goes on waiting when it is cancelled
 
     async def retrieve(  # type: ignore[override]
         self, request: ContextRequest, backends: Backends, budget: int
     ) -> object:
-        await self.held.wait_unless_cancelled()
+        if self.stubborn:
+            await self.held.wait_ignoring_cancellation()
+        else:
+            await self.held.wait_unless_cancelled()
         return []
+
+
+class _StubbornAsync(_PatientAsync):
+    stubborn = True
 
 
 class _BlockingAsync(ScriptedStrategy):
