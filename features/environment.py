@@ -43,4 +43,3 @@ def before_scenario(context: Context, scenario: Scenario) -> None:
     context.strategies = {}
     context.result = None
     context.error = None
-    context.elapsed_seconds = 0.0

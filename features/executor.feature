@@ -6,9 +6,17 @@ Feature: Running strategies under deadlines, each in isolation
   strategy and one for the assembly.
 
   Background:
-    Given the setting "executor.strategy_deadline_ms" is 200
+    # Deadlines ten times what a busy machine takes to run an instant strategy (a can_handle
+    # that answers at once was seen to take 75 ms): a scenario about deadlines must not fail
+    # because the machine is loaded.
+    Given the setting "executor.strategy_deadline_ms" is 2000
     And the setting "strategies.laggard.deadline_ms" is 50
     And the setting "strategies.a-stuck.deadline_ms" is 600
+    And the setting "strategies.slow-one.deadline_ms" is 10000
+    And the setting "strategies.slow-two.deadline_ms" is 10000
+    And the setting "strategies.slow-three.deadline_ms" is 10000
+    And the setting "strategies.nightwalker.deadline_ms" is 60000
+    And the setting "strategies.dawdler.deadline_ms" is 60000
     And the setting "strategies.dormant.enabled" is false
     And a strategy "steady" that proposes:
       | fragment | path      | lines | text                                             |
@@ -56,11 +64,11 @@ Feature: Running strategies under deadlines, each in isolation
     Then the report of "rogue" says error with a reason mentioning "KeyboardInterrupt"
     And the context holds the fragment "split"
 
-  Scenario: A strategy that blocks past its deadline times out, and the request returns promptly
-    Given a strategy "stuck" that hangs for 3 seconds
+  Scenario: A strategy that blocks past its deadline times out, and the request returns without it
+    Given a strategy "stuck" that never returns from retrieve
     When I ask for "how is the budget split?" within 500 tokens
-    Then the report of "stuck" says timeout with a reason mentioning "deadline of 200 ms"
-    And the assembly took less than 1.5 seconds
+    Then the report of "stuck" says timeout with a reason mentioning "deadline of 2000 ms"
+    And "stuck" was called 1 times, and none of its calls returned
     And the context holds the fragment "split"
 
   Scenario: A hung strategy holds up none of the plain strategies planned after it
@@ -79,7 +87,7 @@ Feature: Running strategies under deadlines, each in isolation
     # asked nor run until one of them returns, so a hung plugin costs a long-running
     # process three threads, not one per request.
     Given a strategy "stuck" that <hangs>
-    When I ask for "how is the budget split?" within 500 tokens 6 times with a deadline of 1000 ms
+    When I ask for "how is the budget split?" within 500 tokens 6 times with a deadline of 5000 ms
     Then the report of "stuck" says skipped with a reason mentioning "quarantined: 3 of its calls hung past their deadlines and have not returned"
     And "stuck" was called <called> times, and none of its calls returned
     And the report of "steady" says ok
@@ -94,31 +102,31 @@ Feature: Running strategies under deadlines, each in isolation
 
   Scenario: A quarantined strategy runs again once one of its hung calls returns
     Given a strategy "stuck" that never returns from retrieve
-    When I ask for "how is the budget split?" within 500 tokens 4 times with a deadline of 1000 ms
+    When I ask for "how is the budget split?" within 500 tokens 4 times with a deadline of 5000 ms
     Then the report of "stuck" says skipped with a reason mentioning "quarantined"
     When one of the calls of "stuck" returns
-    And I ask for "how is the budget split?" within 500 tokens with a deadline of 1000 ms
-    Then the report of "stuck" says timeout with a reason mentioning "deadline of 200 ms"
+    And I ask for "how is the budget split?" within 500 tokens with a deadline of 5000 ms
+    Then the report of "stuck" says timeout with a reason mentioning "deadline of 2000 ms"
     And "stuck" was called 4 times, and 1 of its calls returned
 
   Scenario: An async strategy that awaits past its deadline times out
-    Given an async strategy "dreamer" that awaits 3 seconds before answering
+    Given a strategy "dreamer" that never returns from an async retrieve unless cancelled
     When I ask for "how is the budget split?" within 500 tokens
-    Then the report of "dreamer" says timeout with a reason mentioning "deadline of 200 ms"
-    And the assembly took less than 1.5 seconds
+    Then the report of "dreamer" says timeout with a reason mentioning "deadline of 2000 ms"
+    And "dreamer" was called 1 times, and none of its calls returned
     And the context holds the fragment "caps"
 
   Scenario: An async strategy that ignores its cancellation is abandoned at its deadline
-    Given an async strategy "stubborn" that awaits 3 seconds before answering, even when it is cancelled
+    Given a strategy "stubborn" that never returns from an async retrieve, cancelled or not
     When I ask for "how is the budget split?" within 500 tokens
-    Then the report of "stubborn" says timeout with a reason mentioning "deadline of 200 ms"
-    And the assembly took less than 1.5 seconds
+    Then the report of "stubborn" says timeout with a reason mentioning "deadline of 2000 ms"
+    And "stubborn" was called 1 times, and none of its calls returned
     And the context holds the fragment "caps"
 
   Scenario: An async strategy that blocks its event loop holds up only itself
     # time.sleep in async code breaks the contract, and is an easy mistake to make. Each
     # async strategy runs on an event loop of its own, so it blocks only that one.
-    Given an async strategy "sleepwalker" that blocks its event loop for 3 seconds
+    Given a strategy "sleepwalker" that blocks its event loop for good
     And an async strategy "courteous" that proposes:
       | fragment | path      | lines | text                                    |
       | polite   | polite.md | 1-2   | An async strategy that answers at once. |
@@ -126,35 +134,33 @@ Feature: Running strategies under deadlines, each in isolation
     Then the report of "sleepwalker" says timeout with a reason mentioning "blocked its event loop"
     And the report of "courteous" says ok
     And the report of "steady" says ok
-    And the assembly took less than 1.5 seconds
+    And "sleepwalker" was called 1 times, and none of its calls returned
     And the context holds the fragment "split"
     And the context holds the fragment "polite"
 
   Scenario: A blocked event loop does not hold the request past its own deadline
-    Given an async strategy "sleepwalker" that blocks its event loop for 3 seconds
-    When I ask for "how is the budget split?" within 500 tokens with a deadline of 150 ms
-    Then the report of "sleepwalker" says timeout with a reason mentioning "deadline of 150 ms"
+    Given a strategy "nightwalker" that blocks its event loop for good
+    When I ask for "how is the budget split?" within 500 tokens with a deadline of 5000 ms
+    Then the report of "nightwalker" says timeout with a reason mentioning "deadline of 5000 ms"
     And the report of "steady" says ok
-    And the assembly took less than 1.15 seconds
+    And "nightwalker" was called 1 times, and none of its calls returned
 
   Scenario: A strategy whose confidence check hangs counts as declining, and the request returns promptly
-    # can_handle has a tenth of the request's deadline (at least 100 ms) to answer.
-    Given a strategy "ponderer" whose confidence check takes 3 seconds, proposing:
-      | fragment | path      | lines | text                      |
-      | musing   | musing.md | 1-2   | Still thinking about it.  |
-    When I ask for "how is the budget split?" within 500 tokens with a deadline of 1000 ms
-    Then the report of "ponderer" says timeout with a reason mentioning "can_handle gave no answer within 100 ms"
-    And the report of "ponderer" shows an elapsed time of at least 100 ms
+    # can_handle has a tenth of the request's deadline (at least 100 ms, at most half) to
+    # answer.
+    Given a strategy "ponderer" that never returns from can_handle
+    When I ask for "how is the budget split?" within 500 tokens with a deadline of 5000 ms
+    Then the report of "ponderer" says timeout with a reason mentioning "can_handle gave no answer within 500 ms"
+    And the report of "ponderer" shows an elapsed time of at least 500 ms
     And the report of "steady" says ok
     And the context holds the fragment "split"
-    And the context does not hold the fragment "musing"
-    And the assembly took less than 2 seconds
+    And "ponderer" was called 1 times, and none of its calls returned
 
   Scenario: The request's own deadline is shorter than the strategy's
-    Given a strategy "stuck" that hangs for 3 seconds
-    When I ask for "how is the budget split?" within 500 tokens with a deadline of 100 ms
-    Then the report of "stuck" says timeout with a reason mentioning "deadline of 100 ms"
-    And the assembly took less than 1 seconds
+    Given a strategy "dawdler" that never returns from retrieve
+    When I ask for "how is the budget split?" within 500 tokens with a deadline of 5000 ms
+    Then the report of "dawdler" says timeout with a reason mentioning "deadline of 5000 ms"
+    And "dawdler" was called 1 times, and none of its calls returned
 
   Scenario: A per-strategy deadline in config overrides the executor's default
     Given a strategy "laggard" that hangs for 3 seconds
@@ -162,18 +168,18 @@ Feature: Running strategies under deadlines, each in isolation
     Then the report of "laggard" says timeout with a reason mentioning "deadline of 50 ms"
 
   Scenario: Strategies run at the same time, not one after the other
-    Given a strategy "slow-one" that sleeps 0.15 seconds before proposing:
+    # Each proposes only once all three are running: one after the other, none would.
+    Given a strategy "slow-one" that proposes only once 3 strategies run at once:
       | fragment | path   | lines | text                       |
       | one      | one.md | 1-2   | The first slow strategy.   |
-    And a strategy "slow-two" that sleeps 0.15 seconds before proposing:
+    And a strategy "slow-two" that proposes only once 3 strategies run at once:
       | fragment | path   | lines | text                       |
       | two      | two.md | 1-2   | The second slow strategy.  |
-    And a strategy "slow-three" that sleeps 0.15 seconds before proposing:
+    And a strategy "slow-three" that proposes only once 3 strategies run at once:
       | fragment | path     | lines | text                      |
       | three    | three.md | 1-2   | The third slow strategy.  |
     When I ask for "how is the budget split?" within 500 tokens
-    Then the assembly took less than 0.4 seconds
-    And the context holds the fragment "one"
+    Then the context holds the fragment "one"
     And the context holds the fragment "two"
     And the context holds the fragment "three"
 

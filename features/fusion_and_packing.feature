@@ -36,6 +36,32 @@ Feature: Fusing what strategies propose and packing it into the budget
     When I ask for "budgets" within 1000 tokens
     Then the fragment "x" has the fused score 0.083333
 
+  Scenario: Items of equal fused score come in the order of their fragment ids
+    # Three strategies of equal weight each propose one text first: equal scores. The
+    # budget holds one of them; the other two are listed in dropped[] in fused order.
+    Given a strategy "first" that proposes:
+      | fragment | path | lines | text                                                   |
+      | a        | a.md | 1-5   | The allocator splits the budget between strategies.    |
+    And a strategy "second" that proposes:
+      | fragment | path | lines | text                                                   |
+      | b        | b.md | 1-5   | Fusion keeps the provenance of every strategy's vote.  |
+    And a strategy "third" that proposes:
+      | fragment | path | lines | text                                                   |
+      | c        | c.md | 1-5   | Packing never emits more tokens than the budget holds. |
+    When I ask for "budgets" within 30 tokens
+    Then the context holds 1 fragment
+    And the fragments of "a, b, c" left out are listed in dropped[] by their ids
+
+  Scenario: A strategy that proposes one text twice counts once, at its best rank
+    Given a strategy "first" that proposes:
+      | fragment | path    | lines | text                          |
+      | x        | x.md    | 1-5   | The allocator splits budgets. |
+      | y        | y.md    | 1-5   | Fusion keeps provenance.      |
+      | copy     | copy.md | 1-5   | The allocator splits budgets. |
+    When I ask for "budgets" within 1000 tokens
+    Then the fragment "x" has the fused score 0.166667
+    And the fragment "x" was proposed by "first" at rank 1 only
+
   Scenario: A vote that only echoes a search another strategy runs counts only for what nobody else proposed
     Given a strategy "first" that proposes:
       | fragment | path | lines | text                          |
@@ -161,6 +187,16 @@ Feature: Fusing what strategies propose and packing it into the budget
     And the fragment "bulky-2" is dropped with a reason mentioning "budget"
     And the context uses at most the budget
 
+  Scenario: A context that fills the budget to the last token is still packed
+    Given a strategy "first" that proposes:
+      | fragment | path | lines | text                          |
+      | x        | x.md | 1-5   | The allocator splits budgets. |
+      | y        | y.md | 1-5   | Fusion keeps provenance.      |
+    When I ask for "budgets" within 1000 tokens
+    And I ask for "budgets" within exactly the tokens its context took
+    Then the context holds the fragments "x, y" in this order
+    And the context uses the whole budget
+
   Scenario: Packing stops once only a sliver of the budget is left, and says so
     Given the setting "packing.stop_share" is 0.9
     And the setting "packing.stop_tokens" is 100
@@ -190,6 +226,34 @@ Feature: Fusing what strategies propose and packing it into the budget
     When I ask for "knapsack" within 2 tokens more than the full text of "uko://doc/docs/packing.md#knapsack"
     Then the context holds "uko://doc/docs/packing.md#knapsack" at depth 4 as "## Knapsack\nThe packer uses knapsack selection over detail depths."
     And the context uses at most the budget
+
+  Scenario: A shallower depth competes at its lower value, after a full text worth more
+    # The knapsack section does not fit in full after the budgets one; its skeleton is worth
+    # 0.6 of it (depth_value_skeleton), less than the short stop section, which comes first.
+    Given a file "docs/packing.md" containing:
+      """
+      # Packing
+
+      ## Budgets
+
+      The allocator splits the budget between strategies by weight, quality and confidence.
+
+      ## Knapsack
+
+      The packer uses knapsack selection over detail depths, one depth for every node.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+      Knapsack selection chooses one depth for every node so that the context fits the budget.
+
+      ## Stop
+
+      Packing stops at a sliver.
+      """
+    And the project is indexed
+    And a strategy "stored" that proposes the stored texts of "uko://doc/docs/packing.md#budgets, uko://doc/docs/packing.md#knapsack, uko://doc/docs/packing.md#stop", best first
+    When I ask for "packing" within the output's frame and the tokens of "budgets, knapsack, stop", using only the strategy "stored"
+    Then the context holds the fragments "budgets, stop, knapsack" in this order
+    And the context holds "uko://doc/docs/packing.md#knapsack" at depth 4 as "## Knapsack\nThe packer uses knapsack selection over detail depths, one depth for every node."
 
   Scenario: Whatever the fragments, budget and format, the output never exceeds the budget
     Given the sample documentation is indexed

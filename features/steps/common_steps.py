@@ -103,6 +103,12 @@ def within_budget(context: Context) -> None:
     assert assembled.tokens_used <= assembled.budget, (assembled.tokens_used, assembled.budget)
 
 
+@then("the context uses the whole budget")
+def whole_budget(context: Context) -> None:
+    assembled = result(context)
+    assert assembled.tokens_used == assembled.budget, (assembled.tokens_used, assembled.budget)
+
+
 @then('the context holds the fragments "{names}" in this order')
 def holds_in_order(context: Context, names: str) -> None:
     expected = [name.strip() for name in names.split(",")]

@@ -153,6 +153,12 @@ def record_counted_texts(context: Context) -> None:
     context.counted_texts = counted
 
 
+@then("the tokenizer counted at most {chars:d} characters of text in all")
+def counted_at_most(context: Context, chars: int) -> None:
+    counted = sum(len(text) for text in context.counted_texts)
+    assert counted <= chars, f"the tokenizer counted {counted:,} characters of text"
+
+
 @then('the rejection of "{name}" names the token count the store holds for the text')
 def rejection_names_stored_count(context: Context, name: str) -> None:
     original: ContextFragment = context.fragments["original"]
@@ -209,16 +215,19 @@ def _broken(fragment: ContextFragment, first: ContextFragment, how: str) -> tupl
     raise AssertionError(f"no such way to break a candidate: {how}")
 
 
-@given('a strategy "{name}" whose second candidate {how}:')
-def strategy_breaking_contract(context: Context, name: str, how: str) -> None:
-    good, bad = fragments_from_table(context)
-    broken, score = _broken(bad, good, how)
+@given('a strategy "{name}" whose {which} candidate {how}:')
+def strategy_breaking_contract(context: Context, name: str, which: str, how: str) -> None:
+    """Two candidates from the table, the first or the second of them broken as `how` says."""
+    position = {"first": 0, "second": 1}[which]
+    fragments = fragments_from_table(context)
+    broken, score = _broken(fragments[position], fragments[0], how)
     assert isinstance(broken, ContextFragment)
-    context.fragments[context.table[1]["fragment"]] = broken
-    candidates = [
-        Candidate(fragment=good, score=2.0, reason="good"),
-        Candidate.model_construct(fragment=broken, score=score, reason="bad"),
+    context.fragments[context.table[position]["fragment"]] = broken
+    candidates: list[Candidate] = [
+        Candidate(fragment=fragment, score=2.0 - number, reason="as scripted")
+        for number, fragment in enumerate(fragments)
     ]
+    candidates[position] = Candidate.model_construct(fragment=broken, score=score, reason="bad")
     strategy = ScriptedStrategy(name, lambda request, budget: candidates)
     context.strategies[name] = strategy
     register_strategy(context, strategy)

@@ -25,6 +25,7 @@ from testkit import (
     register_strategy,
     result,
     set_mtime,
+    unhurried,
     write_files,
 )
 
@@ -40,7 +41,7 @@ def _request(context: Context) -> ContextRequest:
 @when("I ask the same again from a freshly opened pipeline")
 def ask_again_fresh(context: Context) -> None:
     context.first = result(context)
-    fresh = Pipeline.open(project_dir=context.project, environ={})
+    fresh = Pipeline.open(project_dir=context.project, overrides=unhurried({}), environ={})
     try:
         context.result = fresh.assemble(_request(context))
     finally:
@@ -62,7 +63,9 @@ def slow_once(context: Context, name: str, which: str) -> None:
     def behaviour(request: ContextRequest, budget: int) -> object:
         calls.append(budget)
         if len(calls) == slow_call:
-            time.sleep(0.3)  # every other strategy finishes first this time
+            # Every other strategy finishes first this time: ten times what a loaded machine
+            # takes to run an instant strategy.
+            time.sleep(1.0)
         return answer(request, budget)
 
     register_strategy(context, ScriptedStrategy(name, behaviour))
@@ -145,7 +148,7 @@ def memos_bounded(context: Context) -> None:
 
 def _share_pipeline(context: Context, count: int) -> None:
     asks = [(question, output) for question in _QUESTIONS for output in OutputFormat]
-    shared = Pipeline.open(project_dir=context.project, environ={})
+    shared = Pipeline.open(project_dir=context.project, overrides=unhurried({}), environ={})
     answers: dict[tuple[str, OutputFormat], list[AssembledContext]] = {ask: [] for ask in asks}
     start = threading.Barrier(count)
 
@@ -167,7 +170,7 @@ def _share_pipeline(context: Context, count: int) -> None:
     "and format"
 )
 def threaded_answers_identical(context: Context) -> None:
-    alone = Pipeline.open(project_dir=context.project, environ={})
+    alone = Pipeline.open(project_dir=context.project, overrides=unhurried({}), environ={})
     try:
         for (question, output), answers in context.threaded_answers.items():
             expected = _answer(alone, question, output)

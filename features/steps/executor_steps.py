@@ -19,12 +19,6 @@ from contextpipe import Backends, ContextRequest, StrategySelection
 from contextpipe.logs import configure_logging
 
 
-@then("the assembly took less than {seconds:g} seconds")
-def took_less_than(context: Context, seconds: float) -> None:
-    result(context)
-    assert context.elapsed_seconds < seconds, f"it took {context.elapsed_seconds:.2f} s"
-
-
 @then('the report of "{name}" shows {count:d} candidates proposed')
 def proposed(context: Context, name: str, count: int) -> None:
     strategy_report = report(context, name)
@@ -133,6 +127,12 @@ class _Held:
         self.gate.acquire()
         self.returned += 1
 
+    async def wait_unless_cancelled(self) -> None:
+        self.calls += 1
+        while not self.gate.acquire(blocking=False):
+            await asyncio.sleep(0.01)  # cancelled: it ends here, without returning
+        self.returned += 1
+
     async def wait_ignoring_cancellation(self) -> None:
         self.calls += 1
         while not self.gate.acquire(blocking=False):
@@ -157,14 +157,22 @@ class _HungConfidence(ScriptedStrategy):
         return 1.0
 
 
-class _StubbornAsync(ScriptedStrategy):
+class _PatientAsync(ScriptedStrategy):
     held: _Held
+    stubborn = False  # goes on waiting when it is cancelled
 
     async def retrieve(  # type: ignore[override]
         self, request: ContextRequest, backends: Backends, budget: int
     ) -> object:
-        await self.held.wait_ignoring_cancellation()
+        if self.stubborn:
+            await self.held.wait_ignoring_cancellation()
+        else:
+            await self.held.wait_unless_cancelled()
         return []
+
+
+class _StubbornAsync(_PatientAsync):
+    stubborn = True
 
 
 class _BlockingAsync(ScriptedStrategy):
@@ -180,6 +188,7 @@ class _BlockingAsync(ScriptedStrategy):
 _HANGS: dict[str, type[ScriptedStrategy]] = {
     "never returns from retrieve": _HungRetrieve,
     "never returns from can_handle": _HungConfidence,
+    "never returns from an async retrieve unless cancelled": _PatientAsync,
     "never returns from an async retrieve, cancelled or not": _StubbornAsync,
     "blocks its event loop for good": _BlockingAsync,
 }

@@ -51,16 +51,20 @@ def navigator_option(context: Context, key: str, value: str) -> None:
 
 class _SlowEdges:
     """A graph whose edges are ready `delay` seconds after they are first asked for, as a
-    large repository's are in a new process; its nodes and names are ready at once.
+    large repository's are in a new process, or (`delay` None) once `released` is set; its
+    nodes and names are ready at once.
     """
 
-    def __init__(self, inner: GraphView, delay: float) -> None:
+    def __init__(
+        self, inner: GraphView, delay: float | None, released: threading.Event | None = None
+    ) -> None:
         self._inner, self._delay = inner, delay
+        self._released = released or threading.Event()
         self._ready = threading.Event()
 
     def _edges(self) -> GraphView:
         if not self._ready.is_set():
-            time.sleep(self._delay)
+            self._released.wait(self._delay)
             self._ready.set()
         return self._inner
 
@@ -118,6 +122,13 @@ def slow_edges(context: Context, seconds: float) -> None:
     _slow_graph(context, lambda graph: _SlowEdges(graph, seconds))
 
 
+@given("the graph's edges are not ready before the scenario ends")
+def edges_never_ready(context: Context) -> None:
+    released = threading.Event()
+    context.add_cleanup(released.set)  # the thread reading them ends with the scenario
+    _slow_graph(context, lambda graph: _SlowEdges(graph, None, released))
+
+
 @given('the graph\'s edges fail to load with "{message}"')
 def failing_edges(context: Context, message: str) -> None:
     _slow_graph(context, lambda graph: _FailingEdges(graph, message))
@@ -158,6 +169,34 @@ def _slow_graph(context: Context, slowed: Callable[[GraphView], object]) -> None
         return dataclasses.replace(offered, graph=graphs[id(offered.graph)])
 
     store.backends = slow  # type: ignore[method-assign]
+
+
+@given('a file "{path}" whose function "start" calls {count:d} functions f00, f01 and on')
+def file_of_callees(context: Context, path: str, count: int) -> None:
+    names = [f"f{number:02d}" for number in range(count)]
+    lines = ["def start():", "    return " + " + ".join(f"{name}()" for name in names), ""]
+    for number, name in enumerate(names):
+        lines += [
+            "",
+            f"def {name}():",
+            f'    """Part {number} of the sum."""',
+            f"    return {number}",
+            "",
+        ]
+    (context.project / path).write_text("\n".join(lines), encoding="utf-8")
+
+
+def _proposed(context: Context) -> set[str]:
+    """The nodes ("path#anchor") the last request proposed: in the context or dropped."""
+    assembled = result(context)
+    uris = [f.uko_uri for f in assembled.fragments] + [d.uko_uri for d in assembled.dropped]
+    return {uri.split("/", 3)[3] for uri in uris}
+
+
+@then('the navigator proposed "{first}" but not "{second}"')
+def proposed_not(context: Context, first: str, second: str) -> None:
+    proposed = sorted(_proposed(context))
+    assert first in proposed and second not in proposed, f"it proposed {proposed}"
 
 
 @given("the packer weighs relevance only")
@@ -238,6 +277,12 @@ def _listing(context: Context) -> list[str]:
 def holds_at_depth(context: Context, node: str, depth: int) -> None:
     depths = [fragment.detail_depth for fragment in _fragments(context, node)]
     assert depths == [depth], f"{node} is in the context at depths {depths}: {_listing(context)}"
+
+
+@then('the context holds "{nodes}", each at depth {depth:d}')
+def all_at_depth(context: Context, nodes: str, depth: int) -> None:
+    for node in nodes.split(","):
+        holds_at_depth(context, node.strip(), depth)
 
 
 @then('the context holds "{node}"')

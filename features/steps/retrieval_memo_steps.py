@@ -6,7 +6,7 @@ from typing import Any
 
 from behave import given, then, when
 from behave.runner import Context
-from testkit import ScriptedStrategy, plugin_of, result
+from testkit import ScriptedStrategy, plugin_of, result, unhurried
 
 from contextpipe import AssembledContext, ContextRequest, Pipeline, RetrievalMemo
 
@@ -15,7 +15,9 @@ def _assembled(
     context: Context, query: str, budget: int, overrides: dict[str, Any], memo: RetrievalMemo | None
 ) -> AssembledContext:
     pipeline = Pipeline.open(
-        project_dir=context.project, overrides={**context.overrides, **overrides}, memo=memo
+        project_dir=context.project,
+        overrides=unhurried({**context.overrides, **overrides}),
+        memo=memo,
     )
     try:
         for name, strategy in context.strategies.items():

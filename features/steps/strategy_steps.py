@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import cast
 
@@ -12,19 +13,26 @@ from testkit import (
     DEFAULT_TOKENIZER,
     ScriptedAsyncStrategy,
     ScriptedStrategy,
-    SlowAsyncStrategy,
     fragments_from_table,
     in_context,
     make_fragment,
+    named,
     propose,
     register_strategy,
     result,
 )
 
-from contextpipe import Candidate, ContextRequest, Retrieved, get_tokenizer
+from contextpipe import (
+    Candidate,
+    ContextFragment,
+    ContextRequest,
+    Retrieved,
+    get_tokenizer,
+)
+from contextpipe.models import DetailDepth
 
 
-def _add(context: Context, strategy: ScriptedStrategy | SlowAsyncStrategy) -> None:
+def _add(context: Context, strategy: ScriptedStrategy) -> None:
     context.strategies[strategy.name] = strategy
     register_strategy(context, strategy)
 
@@ -162,36 +170,25 @@ def strategy_confidence_raising(context: Context, name: str, message: str) -> No
     _add(context, Fussy(name, propose([])))
 
 
-@given('a strategy "{name}" whose confidence check takes {seconds:g} seconds, proposing:')
-def strategy_confidence_slow(context: Context, name: str, seconds: float) -> None:
-    class Ponderer(ScriptedStrategy):
-        def can_handle(self, request: ContextRequest, backends: object) -> float:
-            time.sleep(seconds)
-            return 1.0
-
-    _add(context, Ponderer(name, propose(fragments_from_table(context))))
-
-
 @given('an async strategy "{name}" that proposes:')
 def async_strategy_proposing(context: Context, name: str) -> None:
     _add(context, ScriptedAsyncStrategy(name, propose(fragments_from_table(context))))
 
 
-@given('an async strategy "{name}" that blocks its event loop for {seconds:g} seconds')
-def async_strategy_blocking(context: Context, name: str, seconds: float) -> None:
-    def behaviour(request: ContextRequest, budget: int) -> object:
-        time.sleep(seconds)  # a blocking call in async code: the contract forbids it
-        return []
-
-    _add(context, ScriptedAsyncStrategy(name, behaviour))
-
-
-@given('a strategy "{name}" that sleeps {seconds:g} seconds before proposing:')
-def strategy_sleeping(context: Context, name: str, seconds: float) -> None:
+@given('a strategy "{name}" that proposes only once {count:d} strategies run at once:')
+def strategy_meeting(context: Context, name: str, count: int) -> None:
+    """A plain strategy that blocks until `count` such strategies are running; when they
+    run one after another, it never proposes (the barrier breaks when the scenario ends).
+    """
     fragments = fragments_from_table(context)
+    barrier: threading.Barrier | None = getattr(context, "barrier", None)
+    if barrier is None:
+        barrier = context.barrier = threading.Barrier(count)
+        context.add_cleanup(barrier.abort)
+    meeting = barrier
 
     def behaviour(request: ContextRequest, budget: int) -> object:
-        time.sleep(seconds)  # a plain (sync) strategy stuck in blocking work
+        meeting.wait()
         return propose(fragments)(request, budget)
 
     _add(context, ScriptedStrategy(name, behaviour))
@@ -204,19 +201,6 @@ def strategy_hanging(context: Context, name: str, seconds: float) -> None:
         return []
 
     _add(context, ScriptedStrategy(name, behaviour))
-
-
-@given('an async strategy "{name}" that awaits {seconds:g} seconds before answering')
-def async_strategy_waiting(context: Context, name: str, seconds: float) -> None:
-    _add(context, SlowAsyncStrategy(name, seconds))
-
-
-@given(
-    'an async strategy "{name}" that awaits {seconds:g} seconds before answering, '
-    "even when it is cancelled"
-)
-def async_strategy_stubborn(context: Context, name: str, seconds: float) -> None:
-    _add(context, SlowAsyncStrategy(name, seconds, stubborn=True))
 
 
 _MALFORMED: dict[str, object] = {
@@ -257,6 +241,68 @@ def strategy_bulky(context: Context, name: str, count: int, tokens: int) -> None
     ]
     for number, fragment in enumerate(fragments):
         context.fragments[f"{name}-{number}"] = fragment
+    _add(context, ScriptedStrategy(name, propose(fragments)))
+
+
+def _text_of_exactly(tokens: int, prefix: str) -> str:
+    """Distinct words padded with " a" (one token each) to exactly `tokens` tokens."""
+    tokenizer = get_tokenizer(DEFAULT_TOKENIZER)
+    words: list[str] = []
+    while tokenizer.count(" ".join([*words, f"{prefix}w{len(words)}"])) <= tokens - 8:
+        words.append(f"{prefix}w{len(words)}")
+    text = " ".join(words)
+    while tokenizer.count(text) < tokens:
+        text += " a"
+    assert tokenizer.count(text) == tokens, (tokens, tokenizer.count(text))
+    return text
+
+
+@given('a strategy "{name}" that proposes {count:d} fragments filling its allocation exactly')
+def strategy_filling_exactly(context: Context, name: str, count: int) -> None:
+    """Texts whose tokens add up to the allocation the strategy is given, to the last one;
+    named `NAME-0`, `NAME-1`... once it made them.
+    """
+
+    def behaviour(request: ContextRequest, budget: int) -> object:
+        fragments: list[ContextFragment] = []
+        for number in range(count):
+            share = budget // count + (1 if number < budget % count else 0)
+            fragment = make_fragment(
+                f"uko://doc/{name}.md#part-{number}",
+                _text_of_exactly(share, f"{name}{number}"),
+                f"{name}.md",
+                number * 10 + 1,
+                number * 10 + 9,
+            )
+            context.fragments[f"{name}-{number}"] = fragment
+            fragments.append(fragment)
+        return propose(fragments)(request, budget)
+
+    _add(context, ScriptedStrategy(name, behaviour))
+
+
+@given('a strategy "{name}" that proposes nodes at several depths, best first:')
+def strategy_proposing_depths(context: Context, name: str) -> None:
+    """Rows `| node | depth | tokens |`: a text of about `tokens` tokens for the node at that
+    depth; a node's depths share its lines, as a node's stored depths do. An optional
+    `text of` column names a node of the scenario whose text the row repeats (a copy).
+    """
+    lines: dict[str, int] = {}
+    fragments: list[ContextFragment] = []
+    for row in context.table:
+        node, depth = row["node"], cast(DetailDepth, int(row["depth"]))
+        start = lines.setdefault(node, len(lines) * 10 + 1)
+        copied = row.get("text of", "")
+        text = (
+            named(context, copied).text
+            if copied
+            else _text_of_about(int(row["tokens"]), f"{node}d{depth}")
+        )
+        fragment = make_fragment(
+            f"uko://doc/{name}.md#{node}", text, f"{name}.md", start, start + 8, depth
+        )
+        context.fragments.setdefault(node, fragment)
+        fragments.append(fragment)
     _add(context, ScriptedStrategy(name, propose(fragments)))
 
 
