@@ -337,6 +337,68 @@ Feature: The UKO graph connects code and documents with typed edges
       | from                                 | type  | to                                          |
       | uko://code/shop/checkout.py#checkout | calls | uko://code/legacy/pricing.py#apply_discount |
 
+  Scenario: A name reached through another library, or a builtin type's method, is not bound to the project's own definition of that name
+    # Names were resolved by their last part alone: `math.floor(best)`, `totals.values()`,
+    # `round_up` (math's ceil), `ast.NodeVisitor` and pathlib's `Path` became uses of the
+    # project's `Money.floor`, `Money.values`, `ceil`, `NodeVisitor` and `Path`.
+    Given a file "shop/money.py" containing:
+      '''
+      class Money:
+          def floor(self) -> int:
+              return int(self.amount)
+
+          def values(self) -> list[int]:
+              return [self.amount]
+
+
+      class NodeVisitor:
+          """Visits the shop's nodes."""
+
+
+      class Path:
+          """A path through the shop."""
+
+
+      def ceil(amount: float) -> int:
+          return int(amount) + 1
+      '''
+    And a file "shop/totals.py" containing:
+      '''
+      import ast
+      import math
+      from math import ceil as round_up
+      from pathlib import Path
+
+      from . import money
+      from .money import Money
+
+
+      def summarise(totals: dict[str, float], where: Path) -> int:
+          best = max(totals.values())
+          return math.floor(best) + round_up(best) + len(totals)
+
+
+      def in_money(amount: float) -> int:
+          return Money(amount).floor() + money.Money.floor(Money(amount)) + money.ceil(amount)
+
+
+      class Walker(ast.NodeVisitor):
+          """Walks a syntax tree."""
+      '''
+    When I index the project
+    Then the graph has none of these edges:
+      | from                                 | type       | to                                     |
+      | uko://code/shop/totals.py#summarise  | calls      | uko://code/shop/money.py#Money.floor   |
+      | uko://code/shop/totals.py#summarise  | calls      | uko://code/shop/money.py#Money.values  |
+      | uko://code/shop/totals.py#summarise  | calls      | uko://code/shop/money.py#ceil          |
+      | uko://code/shop/totals.py#summarise  | references | uko://code/shop/money.py#Path          |
+      | uko://code/shop/totals.py#Walker     | inherits   | uko://code/shop/money.py#NodeVisitor   |
+    And the graph has these edges:
+      | from                                 | type  | to                                   |
+      | uko://code/shop/totals.py#in_money   | calls | uko://code/shop/money.py#Money       |
+      | uko://code/shop/totals.py#in_money   | calls | uko://code/shop/money.py#Money.floor |
+      | uko://code/shop/totals.py#in_money   | calls | uko://code/shop/money.py#ceil        |
+
   Scenario: Base classes, extends and implements become inherits edges
     When I index the project
     Then the only edges of type "inherits" in the graph are:
@@ -499,27 +561,57 @@ Feature: The UKO graph connects code and documents with typed edges
       | uko://code/tree/visit.py#visit_node |
     And the graph counts the nodes and edges it holds
 
-  Scenario: A store of the previous layout is upgraded in place and holds the same graph
+  Scenario: A store of layout 12 parses its Python files again, and binds no name to what another library defines
+    # Layout 12 declared `math.floor(...)` as a call of any `floor`; a store upgraded
+    # without parsing its Python files again would keep that edge.
+    Given a file "shop/money.py" containing:
+      """
+      class Money:
+          def floor(self) -> int:
+              return int(self.amount)
+      """
+    And a file "shop/totals.py" containing:
+      """
+      import math
+
+
+      def summarise(best: float) -> int:
+          return math.floor(best)
+      """
+    And the project is indexed
+    And the store is turned back into layout 12, as the previous version wrote it
+    When I ask for "order" within 400 tokens
+    Then the assembly fails with StoreError saying "index has layout 12, this contextpipe reads 13; run `contextpipe index PATH` to upgrade or rebuild it"
+    When I index the project
+    Then the index summary counts:
+      | what            | count |
+      | files indexed   | 8     |
+    And the graph has none of these edges:
+      | from                                | type  | to                                   |
+      | uko://code/shop/totals.py#summarise | calls | uko://code/shop/money.py#Money.floor |
+    And the store holds the resolved graph of its current state
+
+  Scenario: A store of layout 7 is upgraded in place, parses its Python files again, and holds the same graph
     Given the project is indexed
     And the graph's edges and counts are noted
     And the store is turned back into layout 7, as the previous version wrote it
     When I ask for "order" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 7, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 7, this contextpipe reads 13; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the project
     Then the index summary counts:
       | what            | count |
-      | files indexed   | 0     |
+      | files indexed   | 6     |
     And the graph's edges and counts are the ones noted
 
-  Scenario: A store of layout 9 is upgraded in place, resolves its graph once and holds the same graph
+  Scenario: A store of layout 9 is upgraded in place, parses its Python files again, resolves its graph once and holds the same graph
     Given the project is indexed
     And the graph's edges and counts are noted
     And the store is turned back into layout 9, as the previous version wrote it
     When I ask for "order" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 9, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 9, this contextpipe reads 13; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the project
     Then the index summary counts:
       | what            | count |
-      | files indexed   | 0     |
+      | files indexed   | 6     |
     And the graph's edges and counts are the ones noted
     And the store holds the resolved graph of its current state

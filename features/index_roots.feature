@@ -185,7 +185,7 @@ Feature: Each indexed root keeps its own files; what is indexed is what was name
     And the project is indexed
     And the store is turned back into layout 3, as the previous version wrote it
     When I ask for "budget" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 3, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 3, this contextpipe reads 13; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the folder "docs"
     Then the index run indexed 0 files, found 1 unchanged and removed 0
     And the store holds the files:

@@ -35,7 +35,7 @@ Feature: Keyword search ranks as SQLite FTS5's bm25 ranks, fast at any size
     And the hits of 20 generated queries are noted
     And the store is turned back into layout 5, as the previous version wrote it
     When I ask for "budget" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 5, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 5, this contextpipe reads 13; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the project
     Then the index summary counts:
       | what            | count |
@@ -49,7 +49,7 @@ Feature: Keyword search ranks as SQLite FTS5's bm25 ranks, fast at any size
     And the hits of 20 generated queries are noted
     And the store is turned back into layout 10, as the previous version wrote it
     When I ask for "budget" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 10, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 10, this contextpipe reads 13; run `contextpipe index PATH` to upgrade or rebuild it"
     When I index the project
     Then the index summary counts:
       | what            | count |

@@ -197,7 +197,7 @@ Feature: Memory items: notes and conversations with a time and a scope
       | Everyone signs the ledger on Monday  |            |      | 2024-05-07T11:00 | sign   |
     And the store is turned back into layout 11, as the previous version wrote it
     When I ask for "ledger" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 11, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 11, this contextpipe reads 13; run `contextpipe index PATH` to upgrade or rebuild it"
     Given the memory items:
       | text                                 | session | user | at               | id     |
       | The team ledger lives on the wiki    | team    |      | 2024-05-07T12:00 | alice/ledger |
@@ -210,7 +210,7 @@ Feature: Memory items: notes and conversations with a time and a scope
   Scenario: A store of layout 8 is upgraded in place by the next write, keeping every file
     Given the store is turned back into layout 8, as the previous version wrote it
     When I ask for "deployed" within 400 tokens
-    Then the assembly fails with StoreError saying "index has layout 8, this contextpipe reads 12; run `contextpipe index PATH` to upgrade or rebuild it"
+    Then the assembly fails with StoreError saying "index has layout 8, this contextpipe reads 13; run `contextpipe index PATH` to upgrade or rebuild it"
     Given the memory items:
       | text                              | session | user | at               |
       | The switch is flipped by Dana     | s-1     |      | 2024-05-07T10:00 |

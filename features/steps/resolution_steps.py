@@ -64,9 +64,16 @@ def _version(draw: st.DrawFn, path: str) -> _Version:
     uris = [node.uri for node in nodes]
     symbols = st.builds(lambda n: EdgeTarget(TargetForm.SYMBOL, (n,)), st.sampled_from(NAMES))
     modules = st.builds(lambda m: EdgeTarget(TargetForm.PYTHON, (m,)), st.sampled_from(MODULES))
+    members = st.builds(
+        lambda n, m: EdgeTarget(TargetForm.MEMBER, (n,), m),
+        st.sampled_from(NAMES),
+        st.sampled_from((*MODULES, "pkg.Thing", "pkg.b.Base")),
+    )
     targets = st.one_of(
         symbols,
         symbols,
+        st.builds(lambda n: EdgeTarget(TargetForm.LOCAL, (n,)), st.sampled_from(NAMES)),
+        members,
         modules,
         modules,
         st.builds(
@@ -107,13 +114,20 @@ _HISTORY = st.tuples(
 
 
 def _file(
-    path: str, defines: tuple[str, ...] = (), calls: tuple[str, ...] = (), imports: str = ""
+    path: str,
+    defines: tuple[str, ...] = (),
+    calls: tuple[str, ...] = (),
+    imports: str = "",
+    through: str = "",
 ) -> tuple[str, _Version]:
-    """A file of an explicit case: functions, the names it calls, a module it imports."""
+    """A file of an explicit case: functions, the names it calls (through the module
+    `through`, or as bare names), a module it imports.
+    """
     root = _root(path)
     nodes = [NodeRecord(root, "module", path, path, 1, 100, None)]
     nodes += [NodeRecord(f"{root}#{name}", "function", name, path, 2, 3, root) for name in defines]
-    edges = [EdgeRecord(root, "calls", EdgeTarget(TargetForm.SYMBOL, (n,)), path) for n in calls]
+    form = TargetForm.MEMBER if through else TargetForm.SYMBOL
+    edges = [EdgeRecord(root, "calls", EdgeTarget(form, (n,), through), path) for n in calls]
     if imports:
         edges.append(EdgeRecord(root, "imports", EdgeTarget(TargetForm.PYTHON, (imports,)), path))
     return path, _Version(tuple(nodes), tuple(edges))
@@ -122,7 +136,8 @@ def _file(
 #: Cases drawn too rarely at random. A file whose call resolves through its import keeps
 #: that import when another file stops defining the name (rule 2 reads the imports of the
 #: files it resolves again). A file's import moves to a shallower file that appears, and
-#: its call stops resolving through the old one (rule 3).
+#: its call stops resolving through the old one (rule 3). A call through a module (`c.run`)
+#: moves to a shallower file of that module that appears and defines no such name (rule 3).
 _EXPLICIT = (
     (
         (
@@ -139,6 +154,14 @@ _EXPLICIT = (
             _file("pkg/b.py", ("run",)),
         ),
         [([_file("c.py")], False)],
+    ),
+    (
+        (
+            _file("a.py", calls=("run",), through="c"),
+            _file("x/c.py", ("run",)),
+            _file("pkg/b.py", ("run",)),
+        ),
+        [([_file("c.py", ("stop",))], False)],
     ),
 )
 
@@ -191,6 +214,7 @@ def run_resolution_property(context: Context, examples: int) -> None:
     @for_all(history=_HISTORY)
     @example(history=_EXPLICIT[0])
     @example(history=_EXPLICIT[1])
+    @example(history=_EXPLICIT[2])
     def stays_resolved(history: tuple[tuple[tuple[str, _Version], ...], list[_Session]]) -> None:
         first, sessions = history
         with tempfile.TemporaryDirectory() as folder:

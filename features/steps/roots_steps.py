@@ -131,9 +131,28 @@ def _rewrite_store(context: Context, script: str) -> None:
         connection.executescript(script)
 
 
+@given("the store is turned back into layout 12, as the previous version wrote it")
+def layout_12(context: Context) -> None:
+    """Layout 12 declared every name a definition uses as a bare symbol, whatever import
+    or builtin reached it, and resolved it as one.
+    """
+    _rewrite_store(
+        context,
+        """
+            UPDATE edges SET form = 'symbol', near = '' WHERE form IN ('local', 'member');
+            UPDATE edges SET resolved = NULL;
+            DELETE FROM meta WHERE key IN ('resolved_at', 'resolved_roots');
+            DROP INDEX edges_by_name;
+            CREATE INDEX edges_by_symbol ON edges(target) WHERE form = 'symbol';
+            UPDATE meta SET value = '12' WHERE key = 'schema_version';
+            """,
+    )
+
+
 @given("the store is turned back into layout 11, as the previous version wrote it")
 def layout_11(context: Context) -> None:
     """Layout 11 kept memory under `memory:<scope>/<owner>/<id>`, nothing escaped."""
+    layout_12(context)
     database = pipeline(context).store.database
     context.pipeline.close()
     context.pipeline = None

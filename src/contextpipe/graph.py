@@ -13,7 +13,13 @@ group is resolved once. Resolution is best-effort and by name:
   Java classes by package path, Go packages by directory, Rust `crate::` paths.
 - `calls`, `references`, `inherits`, `mentions`: a definition of that name in the same file,
   else in a file the source file imports, else the only definition of that name anywhere;
-  otherwise the edge is dropped (ambiguous or outside the index).
+  otherwise the edge is dropped (ambiguous or outside the index). A builtin's name (a
+  `local` target: `len`, `d.values()`) is looked for in the same file and the files it
+  imports only. A name reached through a Python module (a `member` target: `math.floor`,
+  `pkg.mod.Class.method`) is a definition in the longest leading part of that module that
+  is an indexed file (the one whose qualified name ends as the call does, first), else the
+  only definition of that name anywhere; when no part is indexed (another library), the
+  edge is dropped.
 - `links_to`: a markdown link to another indexed file.
 
 An edge is kept once per source, target and type, and only between nodes. What a group's
@@ -92,12 +98,7 @@ class _Resolver:
         if form is TargetForm.FILE:
             return next((p for p in names if p in self.file_root), None)
         if form is TargetForm.PYTHON:
-            for dotted in names:
-                module = dotted.replace(".", "/")
-                found = self._suffix(f"{module}.py") or self._suffix(f"{module}/__init__.py")
-                if found:
-                    return found
-            return None
+            return next(filter(None, map(self._python_module, names)), None)
         if form is TargetForm.JAVA:
             return self._suffix(names[0].replace(".", "/") + ".java")
         if form is TargetForm.INCLUDE:
@@ -119,13 +120,19 @@ class _Resolver:
                     return found
         return None
 
+    def _python_module(self, dotted: str) -> str | None:
+        module = dotted.replace(".", "/")
+        return self._suffix(f"{module}.py") or self._suffix(f"{module}/__init__.py")
+
     def _suffix(self, suffix: str) -> str | None:
         """The indexed file with this path suffix, the shallowest one when several match."""
         found = self.by_suffix.get(suffix)
         return found[0] if found else None
 
-    def symbol(self, name: str, source_path: str) -> str | None:
-        """The definition a name used in this file means, once `imported` is complete."""
+    def symbol(self, name: str, source_path: str, anywhere: bool = True) -> str | None:
+        """The definition a name used in this file means, once `imported` is complete;
+        not `anywhere`: only one in the file or in a file it imports.
+        """
         by_path = self.by_name.get(name)
         if not by_path:
             return None
@@ -139,17 +146,35 @@ class _Resolver:
             imported = [n for path in imports for n in by_path.get(path, ())]
         else:
             imported = [n for path, named in by_path.items() if path in imports for n in named]
-        imported_types = [n for n in imported if n.kind in _TYPE_KINDS]
-        for pool, types in (
-            (imported, imported_types),
-            (self.all_named[name], self.types_named.get(name, [])),
-        ):
-            if len(pool) == 1:
-                return pool[0].uri
-            # A constructor shares its class's name (Java, C++): the type is meant.
-            if len(types) == 1:
-                return types[0].uri
-        return None
+        found = _only(imported, [n for n in imported if n.kind in _TYPE_KINDS])
+        return found if found or not anywhere else self._anywhere(name)
+
+    def member(self, name: str, module: str) -> str | None:
+        """The definition `name` of the dotted Python `module` (see the module docstring)."""
+        parts = module.split(".")
+        for end in range(len(parts), 0, -1):
+            if found := self._python_module(".".join(parts[:end])):
+                break
+        else:
+            return None  # no part of it is indexed: another library's
+        defined = self.by_name.get(name, {}).get(found)
+        if not defined:
+            return self._anywhere(name)  # re-exported by that module, perhaps
+        qualified = ".".join((*parts[end:], name))
+        return next((n.uri for n in defined if n.name == qualified), defined[0].uri)
+
+    def _anywhere(self, name: str) -> str | None:
+        """The only definition of `name` in the index, or its only type."""
+        return _only(self.all_named[name], self.types_named.get(name, []))
+
+
+def _only(pool: Sequence[NodeRecord], types: Sequence[NodeRecord]) -> str | None:
+    """The one definition of a pool, or its one type: a constructor shares its class's name
+    (Java, C++), and the type is meant.
+    """
+    if len(pool) == 1:
+        return pool[0].uri
+    return types[0].uri if len(types) == 1 else None
 
 
 _REPOSITORY = "uko://repo/"
@@ -211,6 +236,10 @@ def resolve_targets(
             targets.append(target.names[0])
         elif target.form is TargetForm.SYMBOL:
             targets.append(resolver.symbol(target.names[0], path))
+        elif target.form is TargetForm.LOCAL:
+            targets.append(resolver.symbol(target.names[0], path, anywhere=False))
+        elif target.form is TargetForm.MEMBER:
+            targets.append(resolver.member(target.names[0], target.near))
         else:
             found = resolver.file(target)
             targets.append(resolver.file_root.get(found) if found else None)

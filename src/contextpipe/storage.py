@@ -98,6 +98,8 @@ class TargetForm(StrEnum):
 
     NODE = "node"  #: a node URI of the same file
     SYMBOL = "symbol"  #: a definition's name
+    LOCAL = "local"  #: a builtin's name: only a definition in the file or one it imports
+    MEMBER = "member"  #: a definition's name in the Python module `near` (`math.floor`)
     FILE = "file"  #: a file path, relative to the project
     PYTHON = "python"  #: a dotted Python module name
     JAVA = "java"  #: a dotted Java class name
@@ -108,7 +110,8 @@ class TargetForm(StrEnum):
 
 class EdgeTarget(NamedTuple):
     """What a declared edge points at: `names` are alternatives, the first that resolves
-    wins; `near` is the folder an `include "x.h"` is looked for in first.
+    wins; `near` is the folder an `include "x.h"` is looked for in first, or the dotted
+    module a `member` is defined in.
     """
 
     form: TargetForm

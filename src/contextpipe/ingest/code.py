@@ -4,17 +4,26 @@ and type references, for Python, JavaScript, TypeScript, Go, Rust, Java, C and C
 Grammars come from their PyPI wheels (no compilation, no download) and load per language on
 first use. Only definition levels are walked in Python; tree-sitter never raises on bad
 syntax, it marks error nodes.
+
+Each name a definition uses (a call, a base class, a type reference) is a `NameUse`. In
+Python it is read with the file's imports: a name reached through an import (`math.floor`,
+`np.dot`, `Path` from `from pathlib import Path`) carries the dotted module it comes from,
+and a builtin's name reached through none (`len(x)`, `ValueError`) says so, so that the
+graph never binds either to an unrelated definition of the project. A call of a builtin
+type's method on what no import or `self` names (`totals.values()`, `", ".join(...)`) is
+left out: without types, whose method it is cannot be told.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Query
@@ -117,6 +126,15 @@ _BODY_FIELDS = ("body", "block")
 # Node types that are definitions only sometimes (`const f = () => ...`, Go type specs).
 _MAYBE_DEFINITIONS = frozenset({"variable_declarator", "type_spec"})
 _COMMENT_WRAPPERS = frozenset({"export_statement", "type_declaration", "decorated_definition"})
+#: Python's builtin names, and the methods of its builtin types (dunders left out: in
+#: `super().__init__()` the project's own is meant).
+_PY_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("__"))
+_PY_BUILTIN_METHODS = frozenset(
+    name
+    for kind in (str, bytes, bytearray, int, float, complex, list, tuple, dict, set, frozenset)
+    for name in dir(kind)
+    if not name.startswith("__")
+)
 _STRING_QUOTES = re.compile(r"""^[rRbBuUfF]*("{3}|'{3}|"|')|("{3}|'{3}|"|')$""")
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function"})
 
@@ -133,12 +151,25 @@ class Definition:
     header_end_line: int
     docstring: str
     parent: Definition | None
-    calls: set[str] = field(default_factory=set[str])
-    references: set[str] = field(default_factory=set[str])
-    bases: list[str] = field(default_factory=list[str])
+    calls: set[NameUse] = field(default_factory=set["NameUse"])
+    references: set[NameUse] = field(default_factory=set["NameUse"])
+    bases: list[NameUse] = field(default_factory=list["NameUse"])
     children: list[Definition] = field(default_factory=list["Definition"])
     start_byte: int = 0
     end_byte: int = 0
+
+
+class NameUse(NamedTuple):
+    """A name a definition uses, as the graph looks it up: `name` is what is defined
+    (the last part of `a.b.f(...)`); `module` the dotted module it is reached through by
+    the file's imports (`math` for `math.floor`, `..pkg.mod` relative, as written), '' for
+    none; `builtin` whether it is the name of a Python builtin (`len`, `ValueError`) that no
+    import reaches.
+    """
+
+    name: str
+    module: str = ""
+    builtin: bool = False
 
 
 @dataclass(frozen=True)
@@ -224,6 +255,75 @@ def _call_name(node: Node) -> str:
     return _text(callee).rsplit("::", 1)[-1]
 
 
+def _python_aliases(statements: Iterable[Node]) -> dict[str, str]:
+    """What each name a Python file's imports bind means, as a dotted name: `np` is
+    `numpy`, `a` is `a` for `import a.b`, `k` is `m.n` for `from m import n as k`, `x` is
+    `..x` for `from .. import x` (relative, as written).
+    """
+    aliases: dict[str, str] = {}
+    for statement in statements:
+        module = _text(statement.child_by_field_name("module_name"))
+        for child in statement.children_by_field_name("name"):
+            aliased = child.type == "aliased_import"
+            name = _text(child.child_by_field_name("name") if aliased else child)
+            alias = _text(child.child_by_field_name("alias")) if aliased else name
+            if statement.type == "import_from_statement":
+                aliases[alias] = f"{module}{'' if module.endswith('.') else '.'}{name}"
+            elif aliased:
+                aliases[alias] = name
+            else:
+                first = name.split(".", 1)[0]  # `import a.b` binds `a`
+                aliases[first] = first
+    return aliases
+
+
+def _dotted(node: Node | None) -> str:
+    """`a.b.c` for a chain of names, '' for any other expression (a call, a literal)."""
+    if node is None:
+        return ""
+    if node.type == "identifier":
+        return _text(node)
+    if node.type == "attribute":
+        owner = _dotted(node.child_by_field_name("object"))
+        return f"{owner}.{_text(node.child_by_field_name('attribute'))}" if owner else ""
+    return ""
+
+
+def _python_use(node: Node, aliases: Mapping[str, str]) -> NameUse | None:
+    """The name an identifier or an attribute (`f`, `a.b.f`, `x().f`) uses, read with the
+    file's imports (see `NameUse`); None for any other expression.
+    """
+    if node.type == "identifier":
+        name = _text(node)
+        if name in aliases:
+            dotted = aliases[name]
+            stripped = dotted.lstrip(".")
+            module, _, last = stripped.rpartition(".")
+            # `from m import f`: f of m; `from . import f`: f of the package; `import m`: m
+            return NameUse(last, dotted[: len(dotted) - len(stripped)] + module or last)
+        return NameUse(name, builtin=name in _PY_BUILTINS)
+    if node.type != "attribute":
+        return None
+    name = _text(node.child_by_field_name("attribute"))
+    receiver = _dotted(node.child_by_field_name("object"))
+    first, _, rest = receiver.partition(".")
+    if first in aliases:
+        return NameUse(name, f"{aliases[first]}.{rest}" if rest else aliases[first])
+    if receiver in ("self", "cls"):
+        return NameUse(name)
+    # `d.values()` on what no import names: most likely a builtin type's, and whose else
+    # cannot be told without types.
+    return None if name in _PY_BUILTIN_METHODS else NameUse(name)
+
+
+def _whole_name(node: Node) -> Node:
+    """`ast.NodeVisitor` for its `NodeVisitor`: the name is the module's."""
+    parent = node.parent
+    if parent is not None and parent.type == "attribute":
+        return parent if parent.child_by_field_name("attribute") == node else node
+    return node
+
+
 def _header_end(node: Node) -> int:
     """Last line of a definition's header: the line before its body starts, or its own
     first line when the body starts on it.
@@ -267,14 +367,12 @@ def _summary_line(text: str) -> str:
     return line[:200]
 
 
-def _bases(node: Node, language: str) -> list[str]:
-    names: list[str] = []
+def _bases(node: Node, language: str, aliases: Mapping[str, str]) -> list[NameUse]:
     if language == "python":
         arguments = node.child_by_field_name("superclasses")
-        for child in arguments.named_children if arguments is not None else []:
-            if child.type in ("identifier", "attribute"):
-                names.append(_text(child).rsplit(".", 1)[-1])
-        return names
+        found = (_python_use(c, aliases) for c in (arguments.named_children if arguments else []))
+        return [use for use in found if use is not None]
+    names: list[str] = []
     for child in node.named_children:
         if child.type in (
             "class_heritage",
@@ -292,7 +390,7 @@ def _bases(node: Node, language: str) -> list[str]:
                 and n.parent is not None
                 and n.parent.type not in ("type_arguments",)
             )
-    return names
+    return [NameUse(name) for name in names]
 
 
 def _import(node: Node, language: str) -> ImportStatement:
@@ -378,6 +476,9 @@ def parse_code(source: bytes, language: str) -> ParsedCode:
     tree = _parser(language).parse(source)
     kinds = _DEFINITIONS[language]
     captures = QueryCursor(_query(language)).captures(tree.root_node)
+    statements = sorted(captures.get("import", []), key=lambda n: n.start_byte)
+    python = language == "python"
+    aliases = _python_aliases(statements) if python else {}
     top: list[Definition] = []
     # Definitions nest properly: in start order, the open ones form a stack.
     spans: list[Definition] = []  # in start order
@@ -407,7 +508,7 @@ def parse_code(source: bytes, language: str) -> ParsedCode:
             header_end_line=_header_end(node),
             docstring=_docstring(node, language),
             parent=owner,
-            bases=_bases(node, language) if kind in _CLASS_LIKE else [],
+            bases=_bases(node, language, aliases) if kind in _CLASS_LIKE else [],
             start_byte=node.start_byte,
             end_byte=node.end_byte,
         )
@@ -425,21 +526,24 @@ def parse_code(source: bytes, language: str) -> ParsedCode:
         return definition
 
     for node in captures.get("call", []):
-        if (owner := owner_of(node)) is not None and (called := _call_name(node)):
-            owner.calls.add(called)
-    python = language == "python"
-    for node in captures.get("name", []):
-        text = _text(node)
-        if python and not text[:1].isupper():
+        if (owner := owner_of(node)) is None:
             continue
-        if (owner := owner_of(node)) is not None:
-            owner.references.add(text)
-    imports = [
-        _import(node, language)
-        for node in sorted(captures.get("import", []), key=lambda n: n.start_byte)
-    ]
+        if python:
+            callee = node.child_by_field_name("function")
+            use = _python_use(callee, aliases) if callee is not None else None
+        else:
+            use = NameUse(called) if (called := _call_name(node)) else None
+        if use is not None:
+            owner.calls.add(use)
+    for node in captures.get("name", []):
+        if (python and not _text(node)[:1].isupper()) or (owner := owner_of(node)) is None:
+            continue
+        use = _python_use(_whole_name(node), aliases) if python else NameUse(_text(node))
+        if use is not None:
+            owner.references.add(use)
+    imports = [_import(node, language) for node in statements]
     for definition in flatten(top):
-        definition.references.discard(definition.name)
+        definition.references = {u for u in definition.references if u.name != definition.name}
     return ParsedCode(top, imports, tree.root_node.has_error)
 
 

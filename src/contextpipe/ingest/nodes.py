@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 
 from ..rendering import shown_name
 from ..storage import EdgeTarget, TargetForm
-from .code import PARSED_LANGUAGES, Definition, ParsedCode, flatten, parse_code
+from .code import PARSED_LANGUAGES, Definition, NameUse, ParsedCode, flatten, parse_code
 
 CODE_LANGUAGES: dict[str, str] = {
     ".py": "python",
@@ -412,12 +412,12 @@ def _code(path: str, text: str, lines: list[str], language: str, max_lines: int)
         uris[id(definition)] = uri
         parent = uris[id(definition.parent)] if definition.parent else root
         result.nodes.append(_definition_node(definition, uri, parent, path, lines))
-        for name in sorted(definition.calls):
-            result.edges.append((uri, "calls", _symbol(name)))
-        for name in sorted(definition.references - definition.calls):
-            result.edges.append((uri, "references", _symbol(name)))
+        for use in sorted(definition.calls):
+            result.edges.append((uri, "calls", _name_target(use, path)))
+        for use in sorted(definition.references - definition.calls):
+            result.edges.append((uri, "references", _name_target(use, path)))
         for base in definition.bases:
-            result.edges.append((uri, "inherits", _symbol(base)))
+            result.edges.append((uri, "inherits", _name_target(base, path)))
     # Module-level code between top-level definitions: imports, constants, scripts.
     covered = 0
     blocks: list[tuple[int, int]] = []
@@ -517,6 +517,30 @@ def _definition_node(
 
 def _symbol(name: str) -> EdgeTarget:
     return EdgeTarget(TargetForm.SYMBOL, (name,))
+
+
+def _name_target(use: NameUse, path: str) -> EdgeTarget:
+    """What a name a definition in `path` uses points at (see `NameUse`): a definition of
+    the module it is reached through, one near the file for a builtin's name, else one of
+    that name.
+    """
+    if use.module:
+        return EdgeTarget(TargetForm.MEMBER, (use.name,), _absolute_module(use.module, path))
+    return EdgeTarget(TargetForm.LOCAL, (use.name,)) if use.builtin else _symbol(use.name)
+
+
+def _absolute_module(module: str, path: str) -> str:
+    """A relative Python module (`..pkg.mod`) as the dotted path of its folder from the
+    project's root (`src.pkg.mod`), which names the file by its full path; others as they are.
+    """
+    name = module.lstrip(".")
+    level = len(module) - len(name)
+    if not level:
+        return module
+    base = posixpath.dirname(path)
+    for _ in range(level - 1):
+        base = posixpath.dirname(base)
+    return ".".join(part for part in (*base.split("/"), *name.split(".")) if part)
 
 
 def _import_keys(path: str, language: str, parsed: ParsedCode) -> list[EdgeTarget]:

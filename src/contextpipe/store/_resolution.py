@@ -7,10 +7,12 @@ changed (what a target resolves to depends on every file's root node and on the
 definitions of the name it uses; see `contextpipe.graph`):
 
 1. Every group written since the last resolution (`resolved` is NULL).
-2. Every symbol group whose name a file defined before or after a change (the names are
-   noted in `graph_changes` as files are removed and written).
-3. When the set of files changed (their root nodes), every group with a file target, and
-   then every symbol group of a file whose imports now resolve differently.
+2. Every group naming a definition (`symbol`, `local`, `member`) whose name a file defined
+   before or after a change (the names are noted in `graph_changes` as files are removed
+   and written).
+3. When the set of files changed (their root nodes), every group with a file target
+   (`member` groups too: their module is a file), and then every `symbol` and `local`
+   group of a file whose imports now resolve differently.
 
 The session then records the generation it resolved (`resolved_at`) and the set of files
 it resolved against (`resolved_roots`). A reader uses the stored targets only when
@@ -37,16 +39,27 @@ NAMES_SEPARATOR = "\n"
 #: and a path may hold a line break).
 SOURCES_SEPARATOR = "\x1f"
 _FORMS = {form.value: form for form in TargetForm}
-_FILE_FORMS = tuple(
-    form.value for form in TargetForm if form not in (TargetForm.SYMBOL, TargetForm.NODE)
-)
+#: Targets resolved with the files the source file imports.
+_WITH_IMPORTS = (TargetForm.SYMBOL, TargetForm.LOCAL)
+#: Targets naming a definition (rule 2).
+_NAMED = (*_WITH_IMPORTS, TargetForm.MEMBER)
+#: Targets that depend on the set of files (rule 3).
+_FILE_FORMS = tuple(f.value for f in TargetForm if f not in (*_WITH_IMPORTS, TargetForm.NODE))
+
+
+def _form_in(forms: Iterable[TargetForm]) -> str:
+    """The SQL condition that selects the groups of these forms."""
+    return f"form IN ({', '.join(repr(form.value) for form in forms)})"
+
+
+_NAMED_SQL = _form_in(_NAMED)
 
 #: Layout 10: the stored targets, the names a change touched, and what finds them.
-LAYOUT_10 = """
+LAYOUT_10 = f"""
 CREATE TABLE IF NOT EXISTS graph_changes (name TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS nodes_by_definition ON nodes(defines) WHERE defines IS NOT NULL;
 CREATE INDEX IF NOT EXISTS file_nodes ON nodes(path, start_line, uri) WHERE parent IS NULL;
-CREATE INDEX IF NOT EXISTS edges_by_symbol ON edges(target) WHERE form = 'symbol';
+CREATE INDEX IF NOT EXISTS edges_by_name ON edges(target) WHERE {_NAMED_SQL};
 CREATE INDEX IF NOT EXISTS edges_unresolved ON edges(path) WHERE resolved IS NULL;
 """
 
@@ -127,20 +140,18 @@ def resolve_changes(connection: sqlite3.Connection) -> None:
     names = [str(name) for (name,) in connection.execute("SELECT name FROM graph_changes")]
     groups = _groups(connection, "resolved IS NULL")  # rule 1
     groups.update(
-        _groups(connection, "form = 'symbol' AND target IN (SELECT value FROM json_each(?))", names)
+        _groups(connection, f"{_NAMED_SQL} AND target IN (SELECT value FROM json_each(?))", names)
     )  # rule 2
     if roots_key != meta.get("resolved_roots"):  # rule 3
         groups.update(_refiled(connection, roots))
-    symbol_paths = sorted({g.path for g in groups.values() if g.target.form is TargetForm.SYMBOL})
+    importing = sorted({g.path for g in groups.values() if g.target.form in _WITH_IMPORTS})
     imports = _groups(
         connection,
         "type = 'imports' AND path IN (SELECT value FROM json_each(?))",
-        symbol_paths,
+        importing,
     )
     context = [group for rowid, group in imports.items() if rowid not in groups]
-    used = sorted(
-        {g.target.names[0] for g in groups.values() if g.target.form is TargetForm.SYMBOL}
-    )
+    used = sorted({g.target.names[0] for g in groups.values() if g.target.form in _NAMED})
     definitions = [
         NodeRecord._make(row)
         for row in connection.execute(
@@ -182,8 +193,8 @@ def _by_rowid(rows: Sequence[Sequence[Any]], start: int) -> dict[int, DeclaredEd
 
 
 def _refiled(connection: sqlite3.Connection, roots: list[NodeRecord]) -> dict[int, DeclaredEdges]:
-    """Rule 3: the groups with a file target, and the symbol groups of every file whose
-    imports resolve differently against `roots` than they did.
+    """Rule 3: the groups with a file target, and the `symbol` and `local` groups of every
+    file whose imports resolve differently against `roots` than they did.
     """
     placeholders = ", ".join("?" * len(_FILE_FORMS))
     rows = connection.execute(
@@ -201,6 +212,10 @@ def _refiled(connection: sqlite3.Connection, roots: list[NodeRecord]) -> dict[in
             after[group.path].add(target or "")
     moved = sorted(path for path in {*before, *after} if before[path] != after[path])
     filed.update(
-        _groups(connection, "form = 'symbol' AND path IN (SELECT value FROM json_each(?))", moved)
+        _groups(
+            connection,
+            f"{_form_in(_WITH_IMPORTS)} AND path IN (SELECT value FROM json_each(?))",
+            moved,
+        )
     )
     return filed

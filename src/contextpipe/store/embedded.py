@@ -107,7 +107,7 @@ if TYPE_CHECKING:
     from ._vector_matrix import EmbeddedVectors
 
 DATABASE_NAME = "index.sqlite3"
-SCHEMA_VERSION = "12"
+SCHEMA_VERSION = "13"
 #: The write-ahead log is cut back to this size after a checkpoint.
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
@@ -334,6 +334,16 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     # Layout 11 kept memory under `memory:<scope>/<owner>/<id>`, unescaped, where a file
     # or another owner's item could take its place.
     "11": (_memory_under_uris,),
+    # Layout 12 bound a name called through another library (`math.floor`) or a builtin's
+    # (`d.values()`) to any project definition of that name: Python files are parsed again
+    # by the next index of their root (they look changed), and read by name until then.
+    "12": (
+        "DROP INDEX IF EXISTS edges_by_symbol",
+        *(statement for statement in LAYOUT_10.split(";") if statement.strip()),
+        "UPDATE files SET sha256 = '', mtime_ns = -1"
+        " WHERE (path GLOB '*.py' OR path GLOB '*.pyi') AND skipped IS NULL"
+        " AND path NOT IN (SELECT path FROM memory)",
+    ),
 }
 
 #: The rows of `files` that are files, not memory items.
