@@ -60,6 +60,42 @@ Feature: Finding code from what a request points at, by the structure of the cod
     And the reason of "shop/checkout.py#checkout" is "calls → apply_discount, 1 hop from focus apply_discount"
     And the reason of "shop/receipts.py#print_receipt" mentions "calls → checkout, 2 hops from focus apply_discount"
 
+  Scenario Outline: A question about callers gets the callers in full, what it asks about as a skeleton
+    # The function asked about came in full, 2,559 of the 3,000 tokens, and its callers
+    # were left out: the walk weighed callers and callees alike.
+    Given a file "shop/ledger.py" whose function "settle_ledger" adds up 120 lines of a ledger
+    And a file "shop/refunds.py" containing:
+      """
+      from . import ledger
+
+
+      def refund(order):
+          return -ledger.settle_ledger(order.lines)
+      """
+    And a file "shop/reports.py" containing:
+      """
+      from shop.ledger import settle_ledger
+
+
+      def monthly_report(months):
+          return {month: settle_ledger(lines) for month, lines in months.items()}
+      """
+    And the project is indexed
+    When I ask for "<question>" within 3000 tokens using only the navigator
+    Then the context holds "shop/refunds.py#refund, shop/reports.py#monthly_report", each at depth 9
+    And the context holds "shop/ledger.py#settle_ledger" at depth 4
+    And the reason of "shop/refunds.py#refund" is "calls → settle_ledger, 1 hop from callers asked of settle_ledger"
+    When I ask for "<question>" within 3000 tokens
+    Then the context holds "shop/refunds.py#refund"
+    And the context holds "shop/reports.py#monthly_report"
+    And the text of "shop/ledger.py#settle_ledger" takes at most a 4th of the 3000 tokens
+
+    Examples:
+      | question                          |
+      | who calls settle_ledger?          |
+      | Where is `settle_ledger` used?    |
+      | callers of settle_ledger()        |
+
   Scenario Outline: The walk goes no further than max_hops
     Given the navigator option "max_hops" is <hops>
     And the navigator option "depth_first_hops" is 0

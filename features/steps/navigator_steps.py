@@ -186,6 +186,13 @@ def file_of_callees(context: Context, path: str, count: int) -> None:
     (context.project / path).write_text("\n".join(lines), encoding="utf-8")
 
 
+@given('a file "{path}" whose function "{name}" adds up {count:d} lines of a ledger')
+def file_of_a_long_function(context: Context, path: str, name: str, count: int) -> None:
+    lines = [f"def {name}(lines):", '    """Add up every line of a ledger."""', "    total = 0"]
+    lines += [f"    total += lines[{n}].price * lines[{n}].count  # line {n}" for n in range(count)]
+    (context.project / path).write_text("\n".join([*lines, "    return total", ""]), "utf-8")
+
+
 def _proposed(context: Context) -> set[str]:
     """The nodes ("path#anchor") the last request proposed: in the context or dropped."""
     assembled = result(context)
@@ -288,6 +295,12 @@ def all_at_depth(context: Context, nodes: str, depth: int) -> None:
 @then('the context holds "{node}"')
 def holds_node(context: Context, node: str) -> None:
     assert _fragments(context, node), f"{node} is not in the context: {_listing(context)}"
+
+
+@then('the text of "{node}" takes at most a {share:d}th of the {budget:d} tokens')
+def share_of_node(context: Context, node: str, share: int, budget: int) -> None:
+    used = sum(fragment.token_count for fragment in _fragments(context, node))
+    assert used <= budget / share, f"{node} takes {used} tokens: {_listing(context)}"
 
 
 @then('the context does not hold "{node}"')

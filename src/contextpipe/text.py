@@ -217,13 +217,16 @@ class CodeLocation:
 class CodeMentions:
     """What a text names in code, each kind in order of appearance, each once: file paths
     (as written, '/'-separated), `path:line` locations, dotted names (modules, or
-    `Class.method`) and symbols (identifiers in backticks, compound identifiers, calls).
+    `Class.method`) and symbols (identifiers in backticks, compound identifiers, calls, and
+    whatever it asks the callers of). `callers_of` are the names whose callers or uses it
+    asks for: `who calls X`, `callers of X`, `where is X used`.
     """
 
     paths: tuple[str, ...] = ()
     locations: tuple[CodeLocation, ...] = ()
     dotted: tuple[str, ...] = ()
     symbols: tuple[str, ...] = ()
+    callers_of: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.paths or self.locations or self.dotted or self.symbols)
@@ -296,7 +299,27 @@ def code_mentions(text: str) -> CodeMentions:
             symbols.setdefault(location.function, None)
     for name in dotted:
         symbols.setdefault(name.rsplit(".", 1)[-1], None)
-    return CodeMentions(tuple(paths), tuple(locations), tuple(dotted), tuple(symbols))
+    callers_of = {
+        name: None
+        for match in _CALLERS_OF.finditer(text)
+        if (name := next(group for group in match.groups() if group)).lower() not in _STOPWORDS
+    }
+    for name in callers_of:
+        if "." not in name:  # a dotted one is among the dotted names already
+            symbols.setdefault(name, None)
+    return CodeMentions(
+        tuple(paths), tuple(locations), tuple(dotted), tuple(symbols), tuple(callers_of)
+    )
+
+
+# A name as a question writes it: `x.y`, x.y(), x.
+_ASKED_NAME = r"`?([A-Za-z_][\w.]*\w|[A-Za-z_])(?:\(\))?`?"
+_CALLERS_OF = re.compile(
+    rf"\b(?:who|what|which(?:\s+\w+)?)\s+(?:calls?|uses?|invokes?)\s+(?:the\s+)?{_ASKED_NAME}"
+    rf"|\b(?:callers|usages|uses|call\s+sites|invocations)\s+(?:of|for)\s+(?:the\s+)?{_ASKED_NAME}"
+    rf"|\bwhere\s+(?:is|are)\s+(?:the\s+)?{_ASKED_NAME}\s+(?:called|used|invoked)",
+    re.IGNORECASE,
+)
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")

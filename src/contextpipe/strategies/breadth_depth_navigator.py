@@ -47,6 +47,14 @@ Rules, in order:
    request), so that a slow start (a loaded machine) shortens the walk instead of running
    into the executor's deadline. Once a graph's edges were ready they stay so: its later
    requests wait for nothing.
+8. **Callers.** When the query asks for the callers or uses of what it names (`who calls
+   X`, `callers of X`, `where is X used`: `CodeMentions.callers_of`), they are what was
+   asked. Without a focus, the nodes of those names are the only seeds (rule 1's other
+   seeds would outrank the callers they hold); a `calls` edge walked to a caller weighs
+   its type's weight, and walked to a callee `reverse_factor` as much (rule 2 the other
+   way round); the callers one hop away are proposed in full, then as skeleton and
+   listing, and the node asked about from its skeleton down (rule 5), so that its own
+   text does not take the room of its callers.
 
 Each reason names the path that reached the node: "calls ← BudgetAllocator.allocate,
 1 hop from focus BudgetAllocator.allocate".
@@ -232,6 +240,7 @@ class _Reach:
 @dataclass
 class _Walk:
     weights: dict[str, float]  # `NavigatorOptions.edge_weights`
+    callers: bool = False  # rule 8: the query asks for callers
     reached: dict[str, _Reach] = field(default_factory=lambda: {})
     edges: dict[tuple[str, str], float] = field(default_factory=lambda: {})
     names: dict[str, tuple[str, str]] = field(default_factory=lambda: {})  # kind, name
@@ -272,8 +281,12 @@ class BreadthDepthNavigator:
         # The report says what the user asked for that names nothing, once, even when
         # nothing else is found.
         report = f"unknown focus: {', '.join(unknown)}" if unknown else ""
+        mentions = code_mentions(request.query)
+        asked = _callers_seeds(graph, mentions)  # rule 8
         if not seeds:
-            seeds = _query_seeds(graph, request, backends, self.options)
+            seeds = asked or _query_seeds(graph, request, backends, self.options, mentions)
+        for uri in asked.keys() & seeds.keys():
+            seeds[uri].full = False
         if prefer_source:
             for uri, seed in seeds.items():
                 node = graph.node(uri)
@@ -291,7 +304,7 @@ class BreadthDepthNavigator:
         ready = time.perf_counter()
         # Edges not ready: no edge is read, the walk proposes its starting points.
         deadline = min(ready + self.options.time_limit_ms / 1000, total) if edges_ready else ready
-        walk = _breadth(graph, seeds, self.options, deadline)
+        walk = _breadth(graph, seeds, self.options, deadline, bool(mentions.callers_of))
         wanted = REACH * budget
         fragments = backends.fragments
 
@@ -345,7 +358,8 @@ class BreadthDepthNavigator:
             "graph breadth-first up to max_hops over typed edges with per-type weights, then "
             "depth-first while its budget lasts, and ranks by reach (edge weights and hop "
             "decay) combined with personalised PageRank seeded at the focus. Focus nodes come "
-            "in full, near ones as skeletons, far ones as listings. Needs the graph. Options: "
+            "in full, near ones as skeletons, far ones as listings; asked who calls X, X's "
+            "callers come in full and X as a skeleton. Needs the graph. Options: "
             "max_hops, depth_first_hops, <type>_weight for calls, inherits, imports, "
             "references, contains, links_to, mentions, reverse_factor, hop_decay, "
             "pagerank_weight, damping, max_neighbours, max_nodes, text_hits, file_evidence, "
@@ -358,7 +372,13 @@ class BreadthDepthNavigator:
 
 def _resolves(graph: GraphView, mentions: CodeMentions) -> bool:
     """Whether anything the query names in code is in the graph."""
-    return any(0 < len(graph.lookup(name)) <= _MAX_MATCHES for name in mentions.names)
+    return any(_matches(graph, name) for name in mentions.names)
+
+
+def _matches(graph: GraphView, name: str) -> Sequence[GraphNode]:
+    """The nodes a name the query uses means, none when it means too many to start from."""
+    found = graph.lookup(name)
+    return found if len(found) <= _MAX_MATCHES else ()
 
 
 def _focus_seeds(graph: GraphView, focus: Sequence[str]) -> tuple[dict[str, _Seed], list[str]]:
@@ -377,11 +397,24 @@ def _focus_seeds(graph: GraphView, focus: Sequence[str]) -> tuple[dict[str, _See
     return seeds, unknown
 
 
+def _callers_seeds(graph: GraphView, mentions: CodeMentions) -> dict[str, _Seed]:
+    """Rule 8: what the query asks the callers of, from its skeleton down."""
+    seeds: dict[str, _Seed] = {}
+    for name in mentions.callers_of:
+        found = _matches(graph, name)
+        for node in found:
+            _add(seeds, node.uri, 1.0 / len(found), f"callers asked of {name}")
+    return seeds
+
+
 def _query_seeds(
-    graph: GraphView, request: ContextRequest, backends: Backends, options: NavigatorOptions
+    graph: GraphView,
+    request: ContextRequest,
+    backends: Backends,
+    options: NavigatorOptions,
+    mentions: CodeMentions,
 ) -> dict[str, _Seed]:
     seeds: dict[str, _Seed] = {}
-    mentions = code_mentions(request.query)
     for location in mentions.locations:
         for node in _at_line(graph, location.path, location.line):
             _add(seeds, node.uri, _LOCATION, f"{location.path}:{location.line}", full=True)
@@ -391,10 +424,9 @@ def _query_seeds(
         + [(name, _SYMBOL, True) for name in mentions.symbols]
     )
     for name, weight, full in named:
-        found = graph.lookup(name)
-        if 0 < len(found) <= _MAX_MATCHES:
-            for node in found:
-                _add(seeds, node.uri, weight / len(found), f"named in the query: {name}", full)
+        found = _matches(graph, name)
+        for node in found:
+            _add(seeds, node.uri, weight / len(found), f"named in the query: {name}", full)
     for term in query_terms(request.query):
         found = [node for node in graph.lookup(term) if node.kind in _FILE_KINDS]
         for node in found if len(found) <= _MAX_MATCHES else ():
@@ -475,15 +507,17 @@ def _add(seeds: dict[str, _Seed], uri: str, weight: float, label: str, full: boo
 
 def _steps(
     graph: GraphView, walk: _Walk, uri: str, options: NavigatorOptions
-) -> list[tuple[float, str, str]]:
-    """(weight, neighbour, step text) of the edges at `uri` worth walking, heaviest first,
-    at most `max_neighbours`.
+) -> list[tuple[float, str, str, bool]]:
+    """(weight, neighbour, step text, whether the neighbour calls `uri`) of the edges at
+    `uri` worth walking, heaviest first, at most `max_neighbours`.
     """
     found: list[tuple[float, str, str, bool]] = []
     for edge in graph.neighbours(uri):
         forward = edge.source == uri
         other = edge.target if forward else edge.source
-        weight = walk.weights.get(edge.type, 0.0) * (1.0 if forward else options.reverse_factor)
+        # Rule 8: to a caller is the way a question about callers goes.
+        along = forward != (walk.callers and edge.type == "calls")
+        weight = walk.weights.get(edge.type, 0.0) * (1.0 if along else options.reverse_factor)
         if weight <= 0 or other == uri:
             continue
         known = _known(graph, walk, other)
@@ -494,7 +528,12 @@ def _steps(
     # Texts only for the steps kept: a large file or a much-called function has hundreds.
     here = _name(graph, walk, uri)
     return [
-        (weight, other, f"{edge_type} {'←' if forward else '→'} {here}")
+        (
+            weight,
+            other,
+            f"{edge_type} {'←' if forward else '→'} {here}",
+            edge_type == "calls" and not forward,
+        )
         for weight, other, edge_type, forward in found[: options.max_neighbours]
     ]
 
@@ -539,9 +578,13 @@ def _edges_ready(graph: GraphView, uri: str, until: float) -> bool:
 
 
 def _breadth(
-    graph: GraphView, seeds: Mapping[str, _Seed], options: NavigatorOptions, deadline: float
+    graph: GraphView,
+    seeds: Mapping[str, _Seed],
+    options: NavigatorOptions,
+    deadline: float,
+    callers: bool,
 ) -> _Walk:
-    walk = _Walk(options.edge_weights())
+    walk = _Walk(options.edge_weights(), callers)
     for uri, seed in sorted(seeds.items()):
         if _known(graph, walk, uri) is not None:
             walk.reached[uri] = _Reach(seed.weight, 0, seed.label, full=seed.full)
@@ -553,16 +596,19 @@ def _breadth(
                 walk.stopped = time.perf_counter() > deadline
                 return walk
             here = walk.reached[uri]
-            for weight, other, step in _steps(graph, walk, uri, options):
+            for weight, other, step, caller in _steps(graph, walk, uri, options):
                 reach = here.reach * weight * options.hop_decay
+                # Rule 8: a caller of what the question is about is proposed in full.
+                full = walk.callers and caller and hops == 1
                 known = walk.reached.get(other)
                 if known is None:
                     if len(walk.reached) >= options.max_nodes:
                         break
-                    walk.reached[other] = _Reach(reach, hops, here.seed, step)
+                    walk.reached[other] = _Reach(reach, hops, here.seed, step, full)
                     following.append(other)
                 elif known.hops == hops and reach > known.reach:
                     known.reach, known.seed, known.step = reach, here.seed, step
+                    known.full = known.full or full
                 walk.edges[(uri, other)] = max(walk.edges.get((uri, other), 0.0), weight)
         frontier = sorted(following, key=lambda uri: (-walk.reached[uri].reach, uri))
     return walk
@@ -599,7 +645,7 @@ def _depth(
             )
             if step is None:
                 break
-            weight, other, text = step
+            weight, other, text, _ = step
             walk.edges[(uri, other)] = weight
             walk.reached[other] = _Reach(
                 here.reach * weight * options.hop_decay, here.hops + 1, here.seed, text
@@ -663,10 +709,10 @@ def _tokens(variants: _Variants, uri: str, depth: int = 0) -> int:
 
 
 def _depth_of(reach: _Reach) -> int:
-    """Rule 5: the deepest depth a node is proposed at."""
-    if reach.hops == 0:
-        return 9 if reach.full else 4
-    return 4 if reach.hops == 1 else 0
+    """Rules 5 and 8: the deepest depth a node is proposed at."""
+    if reach.full:
+        return 9
+    return 4 if reach.hops <= 1 else 0
 
 
 # -- rules 4 and 5: rank and propose -------------------------------------------------------
