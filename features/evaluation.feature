@@ -31,6 +31,7 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
       | q2 | coffee caffeine sleep     | d2       |
       | q3 | why do ice sheets shrink  | d8       |
       | q4 | how is honey made         |          |
+    And the BEIR folder "tiny" judges the same in "qrels/train.tsv"
 
   Scenario: The figures a user checks by hand: first place, second place, never found
     # q1 finds d1 first (1), q2 finds d2 second, after d1 (1 / log2 3 = 0.6309), q3 shares
@@ -125,6 +126,7 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
     Then the command fails with one line on stderr naming "query 'q3' is not in"
 
   Scenario: Tuning writes the winners into config.toml, keeping the user's other settings and comments
+    # It tunes on the train split unless told (it tuned on test, which eval judges by).
     Given the project config file:
       """
       # my settings for this project
@@ -142,7 +144,7 @@ Feature: Measuring and tuning the assembled context on a BEIR benchmark
     And the config file loads, with "budget.default" 1234 and "packing.duplicate_threshold" 0.9
     And the config file still has the lines "# my settings for this project" and "# what my agent usually asks for"
     And the config file holds the tuned "fusion.rrf_k" and "packing.mmr_lambda" the result names
-    And the config file starts with a comment naming "nDCG@10", the folder "tiny", "split test" and the score
+    And the config file starts with a comment naming "nDCG@10", the folder "tiny", "split train" and the score
 
   Scenario: When no trial scores higher, the user's own values stay
     # Every setting tried orders these tiny contexts alike: every trial ties.

@@ -46,9 +46,15 @@ A Missing Split Names Its Qrels File
     ${error}=    Run contextpipe And Expect Failure    eval    beir    tiny    --split    train
     Should Contain    ${error}    tiny/qrels/train.tsv: no such file
 
+Tune Reads The Train Split Unless Told
+    [Documentation]    It read test, the split eval judges by, unless told.
+    ${error}=    Run contextpipe And Expect Failure    tune    beir    tiny
+    Should Contain    ${error}    tiny/qrels/train.tsv: no such file
+    File Should Not Exist    ${PROJECT}/config.toml
+
 Tune Writes The Winners To config.toml, Which The Next Commands Read
     A Config File With    \# my settings    [budget]    default = 1500
-    ${result}=    Run contextpipe    tune    beir    tiny
+    ${result}=    Run contextpipe    tune    beir    tiny    --split    test
     Should Contain    ${result.stdout}    wrote config.toml
     ${text}=    Get File    ${PROJECT}/config.toml
     Should Start With    ${text}    \# [contextpipe tune] Tuned for nDCG@10

@@ -5,6 +5,7 @@ by the scenario, and the real command run in the project folder.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,6 +41,12 @@ def beir_queries(context: Context, qrels: str) -> None:
     )
     judged = [(row["id"], row["relevant"]) for row in context.table if row["relevant"]]
     _write_qrels(folder / qrels, judged)
+
+
+@given('the BEIR folder "{name}" judges the same in "{qrels}"')
+def beir_same_split(context: Context, name: str, qrels: str) -> None:
+    folder = context.project / name
+    shutil.copyfile(folder / "qrels" / "test.tsv", folder / qrels)
 
 
 @given('the BEIR folder "{name}" judges only "{query}" relevant to "{document}" in "{qrels}"')

@@ -700,21 +700,25 @@ def schema() -> None:
 # -- eval and tune: a face over contextpipe.evaluation ---------------------------------
 
 
-def _beir_options(command: F) -> F:
-    """FOLDER, --split and --limit, shared by `eval beir` and `tune beir`."""
-    command = click.option(
-        "--limit",
-        type=click.IntRange(min=1),
-        help="Only the first N judged queries (in the order of the qrels file).",
-    )(command)
-    command = click.option(
-        "--split",
-        type=click.Choice(["train", "dev", "test"]),
-        default="test",
-        show_default=True,
-        help="The judgements read: qrels/SPLIT.tsv.",
-    )(command)
-    return click.argument("folder", type=click.Path(file_okay=False, path_type=Path))(command)
+def _beir_options(split: str) -> Callable[[F], F]:
+    """FOLDER, --split (default `split`) and --limit, shared by `eval beir` and `tune beir`."""
+
+    def options(command: F) -> F:
+        command = click.option(
+            "--limit",
+            type=click.IntRange(min=1),
+            help="Only the first N judged queries (in the order of the qrels file).",
+        )(command)
+        command = click.option(
+            "--split",
+            type=click.Choice(["train", "dev", "test"]),
+            default=split,
+            show_default=True,
+            help="The judgements read: qrels/SPLIT.tsv.",
+        )(command)
+        return click.argument("folder", type=click.Path(file_okay=False, path_type=Path))(command)
+
+    return options
 
 
 @contextmanager
@@ -764,7 +768,7 @@ def eval_group() -> None:
 
 
 @eval_group.command("beir")
-@_beir_options
+@_beir_options("test")
 @_format_option("text", "json", default="text")
 @click.pass_obj
 def eval_beir(
@@ -901,8 +905,9 @@ def tune_group() -> None:
     """Tune settings on a benchmark and write the winners to config.toml."""
 
 
+# Tuned on the test split, the settings would be chosen by what they are then judged on.
 @tune_group.command("beir")
-@_beir_options
+@_beir_options("train")
 @_format_option("text", "json", default="text")
 @click.pass_obj
 def tune_beir(
