@@ -128,6 +128,32 @@ Feature: Code questions: long issue texts, paths and tracebacks, source before t
       | symbol   | _WindowsConsoleWriter                                          |
       | symbol   | write                                                          |
 
+  Scenario Outline: A question about callers names what it asks the callers of
+    Then the code mentions of this text are:
+      """
+      <question>
+      """
+    And they are:
+      | kind       | value    |
+      | <kind>     | <name>   |
+      | callers of | <name>   |
+
+    Examples:
+      | question                                | kind   | name          |
+      | Who calls settle_ledger?                | symbol | settle_ledger |
+      | who calls allocate?                     | symbol | allocate      |
+      | which functions use the tokenizer       | symbol | tokenizer     |
+      | callers of `check_budget()`             | symbol | check_budget  |
+      | Where is the `packer` used?             | symbol | packer        |
+
+  Scenario: A question that names no callee asks no callers
+    Then the code mentions of this text are:
+      """
+      who calls it? what does allocate do, and what is the budget used for?
+      """
+    And they are:
+      | kind | value |
+
   Scenario Outline: What a path is for
     Then the path "<path>" is <role>
 

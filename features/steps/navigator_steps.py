@@ -415,6 +415,7 @@ def mentions_are(context: Context) -> None:
         ),
         *(("dotted", d) for d in mentions.dotted),
         *(("symbol", s) for s in mentions.symbols),
+        *(("callers of", name) for name in mentions.callers_of),
     ]
     expected = [(row["kind"], row["value"]) for row in context.table]
     assert found == expected, f"found {found}"
