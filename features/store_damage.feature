@@ -113,6 +113,16 @@ Feature: A damaged store is reported in one line that says what to do, and rebui
     And indexing the project fails with StoreError saying "damaged (database disk image is malformed)"
     And every command fails in one line saying "damaged (database disk image is malformed); run `contextpipe index --rebuild PATH` to move it aside"
 
+  Scenario: A text damaged inside its cell is found by the first read of it, and by the full check
+    # The page stays valid SQLite; the text read back is not UTF-8. The request went on
+    # without the strategies that read it ("relevance: error: OperationalError: Could not
+    # decode to UTF-8"), and `index` called every file unchanged.
+    Given a project of 40 generated modules is indexed
+    When the bytes of the stored texts holding "ledger" are replaced with bytes that are not UTF-8
+    Then the assembly of "ledger invoice harbour" fails with StoreError saying "index.sqlite3: damaged (a text of column 'text' is not UTF-8); run `contextpipe index --rebuild PATH`"
+    And indexing the project fails with StoreError saying "damaged (a text of column 'text' is not UTF-8)"
+    And checking the whole store fails with StoreError saying "index.sqlite3: damaged (table fragments: a text of column 'text' is not UTF-8)"
+
   Scenario: A whole store passes the full check, which says what it read
     Given a project of 40 generated modules is indexed
     Then checking the whole store says "whole ("

@@ -273,6 +273,22 @@ def overwrite_page(context: Context, name: str, database: str, seed: int) -> Non
     context.damaged_bytes = store.database.read_bytes()
 
 
+@when("the bytes of the stored texts holding \"{word}\" are replaced with bytes that are not UTF-8")
+def texts_not_utf8(context: Context, word: str) -> None:
+    """A page overwritten inside text cells, its structure whole: the bytes SQLite reads
+    back are no text Python can decode.
+    """
+    path = pipeline(context).store.database
+    _reopen(context)
+    with closing(sqlite3.connect(path)) as connection:
+        changed = connection.execute(
+            "UPDATE fragments SET text = CAST(X'6c6564ff676572' AS TEXT) WHERE instr(text, ?)",
+            (word,),
+        ).rowcount
+        connection.commit()
+    assert changed, f"no stored text holds {word!r}"
+
+
 @when("the overwritten page is written back as it was")
 def page_written_back(context: Context) -> None:
     path, page, original = context.overwritten

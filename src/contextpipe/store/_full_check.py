@@ -7,6 +7,8 @@ Rules, in the order the code follows them (the first damage found is the one sai
 1. The index's database: SQLite's `PRAGMA integrity_check`, which reads every page of
    every table and index and checks each index against its table. A problem is said as
    the first table whose own check (with its indexes) finds one says it.
+   Then every text the database holds decodes as UTF-8, as it was written: a page
+   overwritten inside a text cell leaves the page valid SQLite.
 2. The full-text table: FTS5's own integrity check (its index against its content). It
    takes the write lock for a moment, so a store read as immutable skips it.
 3. The keyword index (`_text_index.verify`): every array adds up, and it holds exactly the
@@ -58,7 +60,7 @@ def full_check(connection: sqlite3.Connection, directory: Path) -> Checked:
     started = time.perf_counter()
     index, vectors = directory / _INDEX_NAME, directory / VECTORS_NAME
     pages = int(connection.execute("PRAGMA page_count").fetchone()[0])
-    problem = _integrity(connection, "main")
+    problem = _integrity(connection, "main") or _texts(connection)
     if problem is not None:
         return Checked("", problem, index)
     problem = _fts(connection)
@@ -105,6 +107,26 @@ def _integrity(connection: sqlite3.Connection, schema: str) -> str | None:
             return None
         problem = problems[0]
     return _damaged_table(connection, schema) or problem
+
+
+def _texts(connection: sqlite3.Connection) -> str | None:
+    """Rule 1, its second part: the first text of the index's tables that is not UTF-8."""
+    tables = connection.execute(
+        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND rootpage > 0"
+        " ORDER BY rootpage"
+    ).fetchall()
+    for (table,) in tables:
+        for row in connection.execute(f'PRAGMA table_info("{table}")').fetchall():
+            column = f'"{row[1]}"'
+            rows = connection.execute(
+                f"SELECT CAST({column} AS BLOB) FROM \"{table}\" WHERE typeof({column}) = 'text'"
+            )
+            for (data,) in rows:
+                try:
+                    bytes(data).decode("utf-8")
+                except UnicodeDecodeError:
+                    return f"table {table}: a text of column {row[1]!r} is not UTF-8"
+    return None
 
 
 def _damaged_table(connection: sqlite3.Connection, schema: str) -> str | None:

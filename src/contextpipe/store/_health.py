@@ -21,6 +21,7 @@ cannot be written, a disk that fails) are said in one line too (`fault_text`).
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import threading
 from contextlib import suppress
@@ -37,12 +38,21 @@ _NOT_A_DATABASE = "not an SQLite database: overwritten or cut short"
 DAMAGE_NOTE = "DAMAGED"
 
 
+#: What Python's sqlite3 says of a text that is not UTF-8 (it names the column).
+_NOT_UTF8 = "Could not decode to UTF-8"
+_NOT_UTF8_COLUMN = re.compile(r"Could not decode to UTF-8 column '([^']*)'")
+
+
 def is_damage(error: sqlite3.Error) -> bool:
-    """Whether SQLite's error means a damaged file (not a lock, a full disk or a bad query)."""
+    """Whether SQLite's error means a damaged file (not a lock, a full disk or a bad query).
+    A text that does not decode is damage too: every text the store holds was written as
+    UTF-8, and a page overwritten inside a text cell reads back as valid SQLite.
+    """
     name = getattr(error, "sqlite_errorname", None)
     if name is not None:
         return str(name).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
-    return type(error) is sqlite3.DatabaseError or "malformed" in str(error)
+    text = str(error)
+    return type(error) is sqlite3.DatabaseError or "malformed" in text or _NOT_UTF8 in text
 
 
 def fault_text(error: sqlite3.Error, directory: Path) -> str | None:
@@ -111,6 +121,8 @@ def damage_text(error: sqlite3.Error, database: Path) -> str:
     """
     if "file is not a database" in str(error):
         return _NOT_A_DATABASE
+    if (column := _NOT_UTF8_COLUMN.search(str(error))) is not None:
+        return f"a text of column {column[1]!r} is not UTF-8"  # the damaged bytes, not shown
     return _header_damage(database) or str(error)
 
 
