@@ -157,6 +157,31 @@ Feature: Memory items: notes and conversations with a time and a scope
     Then the context holds 2 memory fragment
     And the newest memory of session "s-1" reads "[2300-03-01 10:00] The guild charter is renewed again"
 
+  Scenario: The last hour of year 9999 is a time like any other
+    # The turns said after a memory hit were looked for until ten minutes past it: beyond
+    # year 9999, an OverflowError for relevance.
+    Given a conversation file "talk.json" with the turns:
+      | id   | speaker | time                | text                                |
+      | D1:1 | Ann     | 9999-12-31T23:55:00 | The vault opens at the end of time  |
+      | D1:2 | Ben     | 9999-12-31T23:56:00 | Then we had better be early         |
+    When the conversation "talk.json" is imported for the user "ann"
+    And the pipeline is reopened with the setting "embedding.model" at "wordllama"
+    And the vectors are computed
+    And I ask as of "9999-12-31T23:59:59" for "vault opens" within 500 tokens as user "ann"
+    Then the context holds 2 memory fragment
+    And the report of "relevance" says ok
+
+  Scenario Outline: A time beyond years 1-9999 in UTC is refused in one line
+    # 9999-12-31T23:00-05:00 is in year 10000 in UTC: remembering it gave an OverflowError
+    # traceback, and a request as of 0001-01-01T00:00+05:00 an error in four strategies.
+    When <what> at "<moment>"
+    Then it fails saying "<said>"
+
+    Examples:
+      | what                                     | moment                    | said                                                        |
+      | a memory item is remembered for "s-1"    | 9999-12-31T23:00:00-05:00 | a memory item's time 9999-12-31T23:00:00-05:00 is outside years 1-9999 in UTC |
+      | a request of session "s-1" is made       | 0001-01-01T00:00:00+05:00 | 0001-01-01T00:00:00+05:00 is outside years 1-9999 in UTC   |
+
   Scenario: Remembering the same item twice keeps it once
     Given the memory items:
       | text                    | session | user | at               |

@@ -66,6 +66,11 @@ A Conversation File With A Mistake Stops With One Line Naming The Turn And Key
 A Bad Time Or Two Owners Stop With One Line
     ${error}=    Run contextpipe And Expect Failure    remember    note    --at    tuesday
     Should Contain    ${error}    --at: 'tuesday' is not an ISO 8601 time
+    # A time of year 9999 or 1 that its zone puts beyond them in UTC gave a traceback.
+    ${error}=    Run contextpipe And Expect Failure    remember    note    --at    9999-12-31T23:00:00-05:00
+    Should Be Equal    ${error}    contextpipe: error: --at: '9999-12-31T23:00:00-05:00' is outside years 1-9999 in UTC
+    ${error}=    Run contextpipe And Expect Failure    query    note    --as-of    0001-01-01T00:00:00+05:00
+    Should Be Equal    ${error}    contextpipe: error: --as-of: '0001-01-01T00:00:00+05:00' is outside years 1-9999 in UTC
     ${error}=    Run contextpipe And Expect Failure    remember    note    --session    s    --user    u
     Should Contain    ${error}    a memory item belongs to a session or a user, not both
     ${error}=    Run contextpipe And Expect Failure    forget-memory

@@ -92,6 +92,11 @@ def ask_as_session(context: Context, query: str, budget: int, session: str) -> N
     assemble(context, query, budget=budget, session=session)
 
 
+@when('I ask as of "{moment}" for "{query}" within {budget:d} tokens as user "{user}"')
+def ask_as_user_as_of(context: Context, moment: str, query: str, budget: int, user: str) -> None:
+    assemble(context, query, budget=budget, user=user, as_of=datetime.fromisoformat(moment))
+
+
 @when('I ask for "{query}" within {budget:d} tokens as user "{user}"')
 def ask_as_user(context: Context, query: str, budget: int, user: str) -> None:
     assemble(context, query, budget=budget, user=user)
@@ -129,6 +134,25 @@ def forget_nothing_named(context: Context) -> None:
     context.error = None
     try:
         pipeline(context).forget_memory()
+    except ContextpipeError as exc:
+        context.error = exc
+
+
+@when('a memory item is remembered for "{session}" at "{moment}"')
+def remember_at(context: Context, session: str, moment: str) -> None:
+    context.error = None
+    try:
+        pipeline(context).remember("a note", session=session, at=datetime.fromisoformat(moment))
+    except ContextpipeError as exc:
+        context.error = exc
+
+
+@when('a request of session "{session}" is made at "{moment}"')
+def request_at(context: Context, session: str, moment: str) -> None:
+    context.error = None
+    try:
+        moment_at = datetime.fromisoformat(moment)
+        pipeline(context).request("a note", budget=300, session=session, as_of=moment_at)
     except ContextpipeError as exc:
         context.error = exc
 

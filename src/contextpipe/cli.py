@@ -950,7 +950,12 @@ def _iso_time(value: str | None, option: str) -> datetime | None:
         moment = datetime.fromisoformat(value)
     except ValueError:
         _fail(f"{option}: {value!r} is not an ISO 8601 time such as 2024-05-07T10:00")
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        _fail(f"{option}: {value!r} is outside years 1-9999 in UTC")
+    return moment
 
 
 def _scope_options(command: F) -> F:

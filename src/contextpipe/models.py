@@ -11,7 +11,15 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
 
 from ._dropped import DroppedList
 from .formats import OutputFormat
@@ -120,6 +128,26 @@ class StrategySelection(BaseModel):
     weight: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
+def _utc(moment: datetime) -> datetime:
+    """A time comparable with any other: a naive one is taken as UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def in_utc_range(moment: datetime) -> datetime:
+    """`moment`, checked to be a time of years 1-9999 in UTC, as the store keeps times
+    (9999-12-31T23:00-05:00 is not: every comparison with it overflowed).
+    """
+    try:
+        _utc(moment).astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{moment.isoformat()} is outside years 1-9999 in UTC") from None
+    return moment
+
+
+#: A time of a request's filters or scope (see `in_utc_range`).
+Moment = Annotated[datetime, AfterValidator(in_utc_range)]
+
+
 class RequestFilters(BaseModel):
     """Restrictions on which fragments may be proposed."""
 
@@ -135,7 +163,7 @@ class RequestFilters(BaseModel):
         default=None,
         description="Memory of this user may be proposed (global memory always may).",
     )
-    as_of: datetime | None = Field(
+    as_of: Moment | None = Field(
         default=None,
         description="Only what was modified (or said) at or before this time may be proposed.",
     )
@@ -153,7 +181,7 @@ class RequestScope(BaseModel):
 
     session: str | None = None
     user: str | None = None
-    as_of: datetime | None = None
+    as_of: Moment | None = None
 
     def narrow(self, filters: RequestFilters | None) -> RequestFilters:
         """`filters` within this scope: a session or user they name stays only when it is
@@ -170,11 +198,6 @@ class RequestScope(BaseModel):
         if (session, user, as_of) == (filters.session, filters.user, filters.as_of):
             return filters
         return filters.model_copy(update={"session": session, "user": user, "as_of": as_of})
-
-
-def _utc(moment: datetime) -> datetime:
-    """A time comparable with any other: a naive one is taken as UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class ContextRequest(BaseModel):
@@ -203,7 +226,7 @@ class ContextRequest(BaseModel):
     user: str | None = Field(
         default=None, min_length=1, description="Who asks: the user whose memory it may see."
     )
-    as_of: datetime | None = Field(
+    as_of: Moment | None = Field(
         default=None,
         description="Reference time (now when None): what was modified or said later is "
         "left out of every read of the request, so that results are reproducible.",

@@ -38,7 +38,7 @@ from urllib.parse import quote
 
 from ..config.schema import SearchedNeighbours
 from ..errors import ContextpipeError
-from ..models import ContextFragment, SourceRef, content_hash, fragment_id
+from ..models import ContextFragment, SourceRef, content_hash, fragment_id, in_utc_range
 from ..storage import (
     MEMORY_KIND,
     MEMORY_URI_PREFIX,
@@ -79,7 +79,10 @@ def memory_item(
     """A validated item (rule 3 gives it an id when it has none)."""
     if not text.strip():
         raise ContextpipeError("a memory item needs some text")
-    moment = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    try:
+        moment = in_utc_range(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
+    except ValueError as exc:
+        raise ContextpipeError(f"a memory item's time {exc}") from None
     if item_id is None:
         key = "\x1f".join((scope.value, owner, moment.astimezone(UTC).isoformat(), text))
         item_id = hashlib.sha256(key.encode()).hexdigest()[:12]

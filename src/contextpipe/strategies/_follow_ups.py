@@ -17,7 +17,7 @@ own is made again, larger.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from contextpipe import ContextFragment, RequestFilters, Timeline
 
@@ -55,8 +55,12 @@ def following(
     paths = filters.paths or (glob_literal(f"{conversation}/") + "*",)
     scoped = filters.model_copy(update={"kinds": (MEMORY,), "paths": paths})
     limit = max(_AT_LEAST, 2 * count)
+    try:
+        until = said + window
+    except OverflowError:  # said in the last moments of year 9999
+        until = datetime.max.replace(tzinfo=UTC)
     while True:
-        found = timeline.after(said, limit, scoped, until=said + window)
+        found = timeline.after(said, limit, scoped, until=until)
         same = [f for f in found if conversation_of(f) == conversation and f.id != item.id]
         if len(same) >= count or len(found) < limit:
             return same[:count]
