@@ -149,12 +149,15 @@ Feature: Memory items: notes and conversations with a time and a scope
 
   Scenario: Memory of any year is kept, in order of time
     # Nanoseconds since 1970 overflowed outside 1677-2262: a traceback, and nothing kept.
+    # Year 1 was shown as "[1-03-01 10:00]".
     Given the memory items:
       | text                                  | session | user | at               |
       | The charter of the guild was sealed   | s-1     |      | 1500-03-01T10:00 |
       | The guild charter is renewed again    | s-1     |      | 2300-03-01T10:00 |
+      | The guild drafts its first charter    | s-1     |      | 0001-03-01T10:00 |
     When I ask for "guild charter" within 500 tokens as session "s-1"
-    Then the context holds 2 memory fragment
+    Then the context holds 3 memory fragment
+    And the context holds a memory text reading "[0001-03-01 10:00] The guild drafts its first charter"
     And the newest memory of session "s-1" reads "[2300-03-01 10:00] The guild charter is renewed again"
 
   Scenario: The last hour of year 9999 is a time like any other

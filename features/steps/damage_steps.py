@@ -273,7 +273,7 @@ def overwrite_page(context: Context, name: str, database: str, seed: int) -> Non
     context.damaged_bytes = store.database.read_bytes()
 
 
-@when("the bytes of the stored texts holding \"{word}\" are replaced with bytes that are not UTF-8")
+@when('the bytes of the stored texts holding "{word}" are replaced with bytes that are not UTF-8')
 def texts_not_utf8(context: Context, word: str) -> None:
     """A page overwritten inside text cells, its structure whole: the bytes SQLite reads
     back are no text Python can decode.

@@ -203,6 +203,12 @@ def newest_memory(context: Context, session: str, text: str) -> None:
     assert [f.text for f in newest] == [text], [f.text for f in newest]
 
 
+@then('the context holds a memory text reading "{text}"')
+def memory_text_reading(context: Context, text: str) -> None:
+    texts = [f.text for f in result(context).fragments if f.source.kind == "memory"]
+    assert text in texts, texts
+
+
 @then("the context holds {count:d} memory fragment")
 def memory_fragment_count(context: Context, count: int) -> None:
     assert len(_memory_texts(context)) == count, _memory_texts(context)

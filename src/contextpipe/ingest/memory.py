@@ -99,7 +99,7 @@ def node_uri(item: MemoryItem) -> str:
 
 def rendered(item: MemoryItem) -> str:
     """The item's fragment text (rule 2)."""
-    stamp = item.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    stamp = item.at.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "minutes")
     said = f"{item.speaker}: {item.text}" if item.speaker else item.text
     return f"[{stamp}] {said}"
 

@@ -215,7 +215,7 @@ def _time_words(fragment: ContextFragment, older: float) -> str:
     modified = fragment.source.modified_at
     if modified is None:
         return "time unknown"
-    stamp = _aware(modified).astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    stamp = _aware(modified).astimezone(UTC).replace(tzinfo=None).isoformat(" ", "minutes")
     if older == 0:
         return f"from {stamp}, the newest match"
     span = f"{older * 24:.1f} hours" if older < 1 else f"{older:.1f} days"

@@ -263,7 +263,7 @@ def _when(fragment: ContextFragment) -> str:
     if modified is None:
         return "time unknown"
     aware = modified if modified.tzinfo is not None else modified.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    return aware.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "minutes")
 
 
 @hookimpl
