@@ -86,6 +86,16 @@ Feature: Strategy plugins
       | 2        | 0      |
       | 0        | 2      |
 
+  Scenario: Plugins load all at once: their loads share one bound, not one each
+    # They loaded one after another: two 10 s hooks made every command 10 s slower, one
+    # after the other. Here the first waits for the second's import, which it can see only
+    # when both load at once; the bound is a tenth of what the first would wait.
+    Given the setting "plugins.load_timeout_ms" is 5000
+    And the installed packages "cp-first-waits" and "cp-second-wakes", whose first one's import waits up to 50 seconds for the second one's import to start
+    When the plugins are discovered while capturing the log
+    Then the plugin "cp-first-waits" is ok and provides "first-waits"
+    And the plugin "cp-second-wakes" is ok and provides "second-wakes"
+
   Scenario: On a busy machine no built-in plugin is reported as slow
     # Built-in plugins are contextpipe's own code: their load time is contextpipe's, and a
     # busy machine makes any import slow. The clock here runs 1.5 s ahead at every reading:

@@ -149,6 +149,30 @@ def installed_slow_plugin(
     )
 
 
+@given(
+    'the installed packages "{first}" and "{second}", whose first one\'s import waits up to'
+    " {seconds:d} seconds for the second one's import to start"
+)
+def plugins_waiting_for_each_other(context: Context, first: str, second: str, seconds: int) -> None:
+    """Two plugins that load only when both load at once: the first (in name order) waits
+    for a file the second's import writes.
+    """
+    signal = context.tmp / f"{second}.started"
+    for distribution, prelude in (
+        (
+            first,
+            f"import pathlib, time\nsignal = pathlib.Path({str(signal)!r})\n"
+            f"for _ in range({seconds * 100}):\n"
+            "    if signal.exists():\n        break\n    time.sleep(0.01)\n",
+        ),
+        (second, f"import pathlib\npathlib.Path({str(signal)!r}).touch()\n"),
+    ):
+        module = distribution.replace("-", "_") + "_module"
+        strategy = distribution.removeprefix("cp-")
+        source = prelude + _DEMO_PLUGIN.replace("{strategy}", strategy)
+        install_distribution(context, distribution, module, source)
+
+
 @given('the installed package "{distribution}" fails to import with {error} "{message}"')
 def installed_broken_plugin(context: Context, distribution: str, error: str, message: str) -> None:
     module = distribution.replace("-", "_") + "_module"

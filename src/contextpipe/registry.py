@@ -20,6 +20,7 @@ import inspect
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -177,41 +178,64 @@ class _PluginLoader:
         self.provided: dict[str, tuple[object, PluginInfo]] = {}
 
     def discover(self, group: str, settings: Settings, environ: Mapping[str, str] | None) -> None:
-        """Load every entry point of `group` that config allows, each not built in within
-        `[plugins] load_timeout_ms`.
+        """Load every entry point of `group` that config allows: those not built in all at
+        once, each on a thread of its own, and left out when still loading
+        `[plugins] load_timeout_ms` after the first started (so that two slow plugins cost
+        every command one bound, not two).
         """
         denied = disabled_plugins(settings, environ)
         allowed = frozenset(settings.plugins.allow)
+        bound_ms = settings.plugins.load_timeout_ms
         found = sorted(entry_points(group=group), key=lambda ep: ep.name)
+        started = _clock()
+        # Each entry point: disabled (False), built in (None), or its load, started now.
+        loads: list[tuple[EntryPoint, Future[tuple[object, list[object]]] | bool | None]] = []
         for entry_point in _unique(found):
             if entry_point.name in denied or (allowed and entry_point.name not in allowed):
-                distribution, version = _distribution(entry_point)
-                reason = "disabled by configuration"
-                info = PluginInfo(entry_point.name, distribution, version, "disabled", reason)
-                self.plugins.append(info)
-                continue
-            self.load(entry_point, settings.plugins.load_timeout_ms)
+                loads.append((entry_point, False))
+            else:
+                start = not _built_in(entry_point)
+                loads.append((entry_point, self._start(entry_point) if start else None))
+        for entry_point, loading in loads:
+            if loading is False:
+                info = replace(_about(entry_point), status="disabled")
+                self.plugins.append(replace(info, error="disabled by configuration"))
+            elif isinstance(loading, Future):
+                self._finish(entry_point, loading, started, bound_ms)
+            else:
+                self.load(entry_point)
 
     def load(self, entry_point: EntryPoint, bound_ms: int | None = None) -> PluginInfo:
         """Import one entry point's plugin and register it, inside the guard. Given
         `bound_ms`, a plugin not built in is imported, and its hook called, on a thread of
         its own; one still loading by then is left out, broken.
         """
+        if bound_ms is not None and not _built_in(entry_point):
+            return self._finish(entry_point, self._start(entry_point), _clock(), bound_ms)
         started = _clock()
-        distribution, version = _distribution(entry_point)
-        built_in = entry_point.module.partition(".")[0] == __package__
-        about = PluginInfo(entry_point.name, distribution, version, "ok", built_in=built_in)
-        if bound_ms is None or built_in:
-            try:
-                plugin = entry_point.load()
-            except Exception as exc:  # a broken plugin must not take the others down
-                return self._done(_broken(about, f"import failed: {described(exc)}"), started)
-            return self._register(plugin, about, started)
-        loading = on_own_thread(
-            functools.partial(self._provide, entry_point), f"contextpipe-load-{entry_point.name}"
-        )
+        about = _about(entry_point)
         try:
-            plugin, results = loading.result(timeout=bound_ms / 1000)
+            plugin = entry_point.load()
+        except Exception as exc:  # a broken plugin must not take the others down
+            return self._done(_broken(about, f"import failed: {described(exc)}"), started)
+        return self._register(plugin, about, started)
+
+    def _start(self, entry_point: EntryPoint) -> Future[tuple[object, list[object]]]:
+        """The plugin's import and hook, started on a thread of its own."""
+        call = functools.partial(self._provide, entry_point)
+        return on_own_thread(call, f"contextpipe-load-{entry_point.name}")
+
+    def _finish(
+        self,
+        entry_point: EntryPoint,
+        loading: Future[tuple[object, list[object]]],
+        started: float,
+        bound_ms: int,
+    ) -> PluginInfo:
+        """What became of a load started at `started`, waited for until `bound_ms` after."""
+        about = _about(entry_point)
+        try:
+            _, results = loading.result(timeout=max(0.0, started + bound_ms / 1000 - _clock()))
         except TimeoutError:
             error = (
                 f"left out: still loading after {bound_ms} ms (its import and its hook);"
@@ -318,6 +342,19 @@ class _PluginLoader:
             )
         self.plugins.append(info)
         return info
+
+
+def _built_in(entry_point: EntryPoint) -> bool:
+    """Whether the plugin is contextpipe's own code."""
+    return entry_point.module.partition(".")[0] == __package__
+
+
+def _about(entry_point: EntryPoint) -> PluginInfo:
+    """The plugin an entry point names, before it is loaded."""
+    distribution, version = _distribution(entry_point)
+    return PluginInfo(
+        entry_point.name, distribution, version, "ok", built_in=_built_in(entry_point)
+    )
 
 
 def _broken(about: PluginInfo, error: str) -> PluginInfo:
