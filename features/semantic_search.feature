@@ -110,6 +110,18 @@ Feature: Search by meaning
       | vector matrix |
       | row ids       |
 
+  Scenario: A stored vector damaged inside its record is never served, and the next vector run embeds its text again
+    # Random bytes over a vector in vectors.sqlite3, which SQLite reads as a whole record:
+    # a query that built its matrix from them served them as similarities.
+    Given the project is indexed
+    And the vectors of the store are computed
+    When the stored vectors of "docs/puppy.md" are replaced with random bytes, and the saved matrix goes
+    And I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context holds nothing of "docs/puppy.md"
+    When the project is indexed again and its vectors are computed
+    And I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
+    Then the context starts with the document "docs/puppy.md"
+
   Scenario: Random values written over the saved approximate index are never searched
     Given the setting "store.approximate_vectors_above" is 100
     And 300 more short documents

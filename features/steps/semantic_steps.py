@@ -424,6 +424,40 @@ def same_order(context: Context, hybrid: str, keyword: str) -> None:
     assert lexical and proposed[: len(lexical)] == lexical, (proposed, lexical)
 
 
+@when('the stored vectors of "{path}" are replaced with random bytes, and the saved matrix goes')
+def vectors_of_path_damaged(context: Context, path: str) -> None:
+    """Damage inside the vectors' records, where SQLite sees nothing wrong, and no saved
+    matrix to search instead: the next query builds it from the damaged rows.
+    """
+    folder = _store_folder(context)
+    pipeline(context).close()
+    context.pipeline = None
+    generator = np.random.default_rng(5)
+    with sqlite3.connect(folder / "index.sqlite3") as index:
+        hashes = [
+            row[0]
+            for row in index.execute(
+                "SELECT DISTINCT content_hash FROM fragments WHERE path = ? AND depth = 9", (path,)
+            )
+        ]
+    with sqlite3.connect(folder / "vectors.sqlite3") as vectors:
+        for digest in hashes:
+            (size,) = vectors.execute(
+                "SELECT length(vector) FROM vectors WHERE hash = ?", (digest,)
+            ).fetchone()
+            vectors.execute(
+                "UPDATE vectors SET vector = ? WHERE hash = ?", (generator.bytes(size), digest)
+            )
+    assert hashes, f"no full text of {path}"
+    (folder / "vectors.matrix.json").unlink()
+
+
+@then('the context holds nothing of "{path}"')
+def holds_nothing_of(context: Context, path: str) -> None:
+    found = [f.source.path for f in result(context).fragments]
+    assert path not in found, found
+
+
 _SAVED = {
     "vector matrix": "vectors.matrix.npy",
     "row ids": "vectors.rows.npy",

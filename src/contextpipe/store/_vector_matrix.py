@@ -47,6 +47,7 @@ from ._vectors import (
     counted_coverage,
     coverage,
     stored_vectors,
+    unit_vectors,
 )
 
 _ROWS_NAME = "vectors.rows.npy"
@@ -126,12 +127,19 @@ class EmbeddedVectors:
             f" WHERE {FULL_TEXT} ORDER BY fragments.rowid"
         )
         rowids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(
-            len(rows), self._dimension
-        )
-        rows = _vector_rows.built(self._host.vector_dtype, matrix)
-        self._save(state, rows, rowids)
-        return rows, rowids
+        matrix, whole = unit_vectors([bytes(row[1]) for row in rows], self._dimension)
+        if not whole.all():
+            # Never served: the next vector writer drops them, and their texts are embedded
+            # again (`_vectors` rule 4).
+            logger.warning(
+                "damaged vectors left out of search",
+                count=int((~whole).sum()),
+                fix="contextpipe index PATH embeds their texts again",
+            )
+            rowids, matrix = rowids[whole], matrix[whole]
+        built = _vector_rows.built(self._host.vector_dtype, matrix)
+        self._save(state, built, rowids)
+        return built, rowids
 
     def _save(
         self, state: tuple[int, int], rows: _vector_rows.Rows, rowids: NDArray[np.int64]
@@ -254,9 +262,11 @@ class EmbeddedVectors:
         """Each fragment's similarity to `vector`; None for one without a vector."""
         wanted = sorted({fragment.content_hash for fragment in fragments})
         stored = stored_vectors(self._host, wanted)
-        matrix = np.frombuffer(b"".join(stored.values()), dtype=np.float32).reshape(
-            len(stored), self._dimension
-        )
+        matrix, whole = unit_vectors(list(stored.values()), self._dimension)
         scores = _vector_rows.similarities(self._host.vector_dtype, matrix, vector)
-        found = dict(zip(stored, (float(score) for score in scores), strict=True))
+        found = {
+            digest: float(score)
+            for digest, score, fits in zip(stored, scores, whole, strict=True)
+            if fits  # a damaged vector is no vector (`_build`)
+        }
         return [found.get(fragment.content_hash) for fragment in fragments]

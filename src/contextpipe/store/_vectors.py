@@ -13,7 +13,9 @@ Rules, in the order the code follows them:
    flight; `pending` lists what is still missing, so the next run goes on from there. A
    batch holding a vector that is not of unit length (the embedder contract) is refused:
    stored vectors are all of unit length, which the full check relies on.
-4. A writer first drops the vectors whose text is no longer in the index.
+4. A writer first drops the vectors whose text is no longer in the index, and those not
+   of unit length (damaged inside their record, where SQLite sees nothing wrong), so that
+   their texts are embedded again; search leaves such vectors out until then.
 5. A damaged vectors database is moved aside and started anew, with what was derived from
    it: vectors can be computed again, and they never stop text search.
 6. How many texts have a vector takes a read of every full text to count: a writer keeps
@@ -165,12 +167,23 @@ class VectorWriterSession:
         return found
 
     def prune(self) -> int:
-        """Drop the vectors whose text is no longer indexed (rule 4); how many went."""
+        """Drop the vectors whose text is no longer indexed, and those damaged inside their
+        record (rule 4); how many went.
+        """
         with self._transaction():
             gone = self._connection.execute(
                 "DELETE FROM vectors WHERE hash NOT IN"
                 f" (SELECT content_hash FROM main_index.fragments WHERE {FULL_TEXT})"
             ).rowcount
+            rows = self._connection.execute("SELECT hash, vector FROM vectors").fetchall()
+            _, whole = unit_vectors([bytes(blob) for _, blob in rows], self._dimension)
+            damaged = [str(rows[at][0]) for at in (~whole).nonzero()[0]]
+            self._connection.executemany(
+                "DELETE FROM vectors WHERE hash = ?", [(digest,) for digest in damaged]
+            )
+            if damaged:
+                logger.warning("damaged vectors dropped", count=len(damaged), first=damaged[0])
+            gone += len(damaged)
             if gone:
                 _bump(self._connection)
         return gone
@@ -191,6 +204,24 @@ def _bump(connection: sqlite3.Connection) -> None:
         "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
         " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
     )
+
+
+def unit_vectors(
+    blobs: Sequence[bytes], dimension: int
+) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+    """Stored vectors as a matrix, and which of them are whole: of `dimension` float32 and
+    of unit length, as rule 3 stores every one (a row of another width is zeros). Others
+    were damaged inside their record, where SQLite sees nothing wrong.
+    """
+    import numpy as np
+
+    width = 4 * dimension
+    fitting = np.fromiter((len(blob) == width for blob in blobs), bool, len(blobs))
+    zeros = bytes(width)
+    joined = b"".join(blob if fits else zeros for blob, fits in zip(blobs, fitting, strict=True))
+    matrix = np.frombuffer(joined, np.float32).reshape(len(blobs), dimension)
+    whole = fitting & (np.abs(np.linalg.norm(matrix, axis=1) - 1) <= UNIT_TOLERANCE)
+    return matrix, whole
 
 
 def stored_vectors(host: Host, hashes: Sequence[str]) -> dict[str, bytes]:
