@@ -166,6 +166,21 @@ Feature: The budget is for using
       | never returns from retrieve            | stuck   | timeout |
       | proposes only candidates with a forged hash | forger  | ok      |
 
+  Scenario: A strategy that hangs past the request's deadline leaves the time to give what it was allotted
+    # Timed out at the request's own end, it left no time to ask simple-keyword again: the
+    # fill stayed at what a quarter of the budget held (941 of 1,500 tokens seen). The first
+    # answers are due before the last share of the deadline (a half here), kept for that.
+    Given the setting "executor.deadline_ms" is 10000
+    And the setting "executor.ask_again_share" is 0.5
+    And the setting "strategies.stuck.deadline_ms" is 60000
+    And a document "docs/notes.md" with 400 short sections about budgets
+    And the project is indexed
+    And a strategy "stuck" that never returns from retrieve
+    When I ask for "budgets" within 1500 tokens using only the strategies "simple-keyword, stuck"
+    Then the context uses at least 90 % of the budget
+    And the report of "stuck" says timeout
+    And the report of "simple-keyword" says ok with a reason mentioning "asked again with"
+
   Scenario: The keyword strategy makes no more candidates than a small allocation needs
     # Acceptance reads a list only until it holds twice the allocation: candidates made
     # past that were listed in dropped[] unchecked, each with a reason built for nothing.

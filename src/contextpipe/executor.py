@@ -55,6 +55,8 @@ class PlannedRun:
     #: When the request's own deadline ends (a `time.perf_counter()` value). It started
     #: before `can_handle`, so the time the strategies took to answer that counts too.
     request_ends: float = math.inf
+    #: When its answer is due at the latest (planning's rule 5), the same kind of value.
+    answer_by: float = math.inf
 
     @property
     def name(self) -> str:
@@ -459,7 +461,8 @@ class StrategyExecutor:
             )
             return RunOutcome(report, tuple(candidates))
 
-        seconds = max(0.0, min(deadline_ms / 1000, plan.request_ends - started))
+        due = min(plan.request_ends, plan.answer_by)
+        seconds = max(0.0, min(deadline_ms / 1000, due - started))
         try:
             candidates, note = cast(_Accepted, await _within(pending, seconds))
         except TimeoutError:

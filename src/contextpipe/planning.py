@@ -19,7 +19,10 @@ The rules, in the order the planner applies them:
 4. The allocator shares the budget left after the output's frame among the rest, by
    weight, quality and confidence, within each one's floor and cap.
 5. Each planned run carries its own deadline (`[strategies.NAME] deadline_ms`, else the
-   executor's) and the end of the request's deadline.
+   executor's) and the end of the request's deadline; its first answer is due, at the
+   latest, before the last `[executor] ask_again_share` of the request's deadline, which
+   is kept for rule 6 (a strategy that hung until the request's end left no time to give
+   what it was allotted to those that delivered).
 6. Once the strategies answered and their candidates were accepted, what a strategy
    that failed (`error`), timed out, or had every candidate rejected was allotted returns
    to those that delivered (status `ok`, candidates accepted, none rejected): the
@@ -102,7 +105,9 @@ class Planner:
         """The plan for `request`, given what `backends` offer and the tokens the output's
         frame takes; `nothing_indexed` explains a missing capability.
         """
-        request_ends = time.perf_counter() + deadline_ms / 1000
+        started = time.perf_counter()
+        request_ends = started + deadline_ms / 1000
+        answer_by = started + (1 - self._settings.executor.ask_again_share) * deadline_ms / 1000
         self._check_names(request)
         eligible, skipped = self._eligible(request, backends, nothing_indexed)
         if any(GRAPH in item.registered.strategy.required_backends for item in eligible):
@@ -145,6 +150,7 @@ class Planner:
                 allocated_tokens=shares[item.registered.strategy.name],
                 deadline_ms=item.config.deadline_ms or default_deadline,
                 request_ends=request_ends,
+                answer_by=answer_by,
             )
             for item in confident
         ]
@@ -176,7 +182,11 @@ class Planner:
         more = self._allocator.allocate(sum(run.allocated_tokens for run in back), claims)
         now = time.perf_counter()
         again = [
-            replace(run, allocated_tokens=run.allocated_tokens + more[run.name])
+            replace(
+                run,
+                allocated_tokens=run.allocated_tokens + more[run.name],
+                answer_by=run.request_ends,
+            )
             for run in given
             if more[run.name] > 0 and run.request_ends > now
         ]

@@ -99,6 +99,14 @@ class ExecutorSettings(BaseModel):
     strategy_deadline_ms: int = Field(
         default=3000, gt=0, description="Default deadline for each strategy."
     )
+    ask_again_share: float = Field(
+        default=0.2,
+        ge=0.0,
+        lt=1.0,
+        description="Share of the request's deadline kept for asking the strategies that"
+        " delivered again, with what those that failed or timed out were allotted: every"
+        " first answer is due before it.",
+    )
 
 
 class FusionSettings(BaseModel):
