@@ -467,18 +467,23 @@ class StrategyExecutor:
             candidates, note = cast(_Accepted, await _within(pending, seconds))
         except TimeoutError:
             self._abandon(call.ticket, call.strategy.name)
-            return outcome("timeout", self._late(call, deadline_ms))
+            return outcome("timeout", self._late(call, deadline_ms, round(seconds * 1000)))
         except (_ContractError, _PluginError) as exc:  # their message is ours
             return outcome("error", str(exc))
         except Exception as exc:  # never raised: its loop closed under it, say
             return outcome("error", described(exc))
         return outcome("ok", note, len(candidates), candidates)
 
-    def _late(self, call: _Call, deadline_ms: int) -> str:
-        """Why a strategy timed out, as far as can be told."""
+    def _late(self, call: _Call, deadline_ms: int, allowed_ms: int) -> str:
+        """Why a strategy timed out after `allowed_ms` of its deadline (less when the
+        request's time ran out first: planning's rule 5), as far as can be told.
+        """
+        deadline = f"its deadline of {deadline_ms} ms"
+        if allowed_ms < deadline_ms:
+            deadline += f" (it had {allowed_ms} ms of the request's time)"
         if call.answered:
-            return f"its answer could not be checked within its deadline of {deadline_ms} ms"
-        reason = f"no answer within its deadline of {deadline_ms} ms"
+            return f"its answer could not be checked within {deadline}"
+        reason = f"no answer within {deadline}"
         if call.is_async and self._own_loop(call.strategy).blocked():
             return f"{reason}: it blocked its event loop (a blocking call in async code)"
         return reason
