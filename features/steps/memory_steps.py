@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +30,15 @@ def _moment(text: str) -> datetime:
 def _cell(row: object, key: str) -> str | None:
     value = row[key].strip() if key in row.headings else ""  # type: ignore[attr-defined]
     return value or None
+
+
+def _keep_error(context: Context, call: Callable[[], object]) -> None:
+    """Run `call`, keeping the `ContextpipeError` it raises (if any) for the Then steps."""
+    context.error = None
+    try:
+        call()
+    except ContextpipeError as exc:
+        context.error = exc
 
 
 @given("the memory items:")
@@ -131,30 +141,21 @@ def forget_session(context: Context, session: str) -> None:
 
 @when("memory is forgotten without naming a session, a user or global memory")
 def forget_nothing_named(context: Context) -> None:
-    context.error = None
-    try:
-        pipeline(context).forget_memory()
-    except ContextpipeError as exc:
-        context.error = exc
+    _keep_error(context, lambda: pipeline(context).forget_memory())
 
 
 @when('a memory item is remembered for "{session}" at "{moment}"')
 def remember_at(context: Context, session: str, moment: str) -> None:
-    context.error = None
-    try:
-        pipeline(context).remember("a note", session=session, at=datetime.fromisoformat(moment))
-    except ContextpipeError as exc:
-        context.error = exc
+    at = datetime.fromisoformat(moment)
+    _keep_error(context, lambda: pipeline(context).remember("a note", session=session, at=at))
 
 
 @when('a request of session "{session}" is made at "{moment}"')
 def request_at(context: Context, session: str, moment: str) -> None:
-    context.error = None
-    try:
-        moment_at = datetime.fromisoformat(moment)
-        pipeline(context).request("a note", budget=300, session=session, as_of=moment_at)
-    except ContextpipeError as exc:
-        context.error = exc
+    as_of = datetime.fromisoformat(moment)
+    _keep_error(
+        context, lambda: pipeline(context).request("a", budget=300, session=session, as_of=as_of)
+    )
 
 
 @then('it fails saying "{words}"')
@@ -227,11 +228,9 @@ def conversation_reading(context: Context, name: str) -> None:
 
 @when('the conversation "{name}" is imported for the user "{user}"')
 def import_conversation(context: Context, name: str, user: str) -> None:
-    context.error = None
-    try:
-        pipeline(context).import_conversation(context.project / name, user=user)
-    except ContextpipeError as exc:
-        context.error = exc
+    _keep_error(
+        context, lambda: pipeline(context).import_conversation(context.project / name, user=user)
+    )
 
 
 @then('the memory in the context is from the nodes "{uris}" in some order')
