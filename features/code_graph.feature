@@ -337,10 +337,11 @@ Feature: The UKO graph connects code and documents with typed edges
       | from                                 | type  | to                                          |
       | uko://code/shop/checkout.py#checkout | calls | uko://code/legacy/pricing.py#apply_discount |
 
-  Scenario: A name reached through another library, or a builtin type's method, is not bound to the project's own definition of that name
+  Scenario: A name reached through another library, or a builtin type's method, is not bound to a definition of the project the file cannot see
     # Names were resolved by their last part alone: `math.floor(best)`, `totals.values()`,
     # `round_up` (math's ceil), `ast.NodeVisitor` and pathlib's `Path` became uses of the
-    # project's `Money.floor`, `Money.values`, `ceil`, `NodeVisitor` and `Path`.
+    # project's `Money.floor`, `Money.values`, `ceil`, `NodeVisitor` and `Path`. A builtin
+    # type's method (`values`) binds only to a definition the calling file can see.
     Given a file "shop/money.py" containing:
       '''
       class Money:
@@ -369,21 +370,27 @@ Feature: The UKO graph connects code and documents with typed edges
       from math import ceil as round_up
       from pathlib import Path
 
-      from . import money
-      from .money import Money
-
 
       def summarise(totals: dict[str, float], where: Path) -> int:
           best = max(totals.values())
           return math.floor(best) + round_up(best) + len(totals)
 
 
+      class Walker(ast.NodeVisitor):
+          """Walks a syntax tree."""
+      '''
+    And a file "shop/till.py" containing:
+      '''
+      from . import money
+      from .money import Money
+
+
       def in_money(amount: float) -> int:
           return Money(amount).floor() + money.Money.floor(Money(amount)) + money.ceil(amount)
 
 
-      class Walker(ast.NodeVisitor):
-          """Walks a syntax tree."""
+      def amounts(till: Money) -> list[int]:
+          return till.values()
       '''
     When I index the project
     Then the graph has none of these edges:
@@ -394,10 +401,11 @@ Feature: The UKO graph connects code and documents with typed edges
       | uko://code/shop/totals.py#summarise  | references | uko://code/shop/money.py#Path          |
       | uko://code/shop/totals.py#Walker     | inherits   | uko://code/shop/money.py#NodeVisitor   |
     And the graph has these edges:
-      | from                                 | type  | to                                   |
-      | uko://code/shop/totals.py#in_money   | calls | uko://code/shop/money.py#Money       |
-      | uko://code/shop/totals.py#in_money   | calls | uko://code/shop/money.py#Money.floor |
-      | uko://code/shop/totals.py#in_money   | calls | uko://code/shop/money.py#ceil        |
+      | from                               | type  | to                                    |
+      | uko://code/shop/till.py#in_money   | calls | uko://code/shop/money.py#Money        |
+      | uko://code/shop/till.py#in_money   | calls | uko://code/shop/money.py#Money.floor  |
+      | uko://code/shop/till.py#in_money   | calls | uko://code/shop/money.py#ceil         |
+      | uko://code/shop/till.py#amounts    | calls | uko://code/shop/money.py#Money.values |
 
   Scenario: Base classes, extends and implements become inherits edges
     When I index the project

@@ -8,10 +8,10 @@ syntax, it marks error nodes.
 Each name a definition uses (a call, a base class, a type reference) is a `NameUse`. In
 Python it is read with the file's imports: a name reached through an import (`math.floor`,
 `np.dot`, `Path` from `from pathlib import Path`) carries the dotted module it comes from,
-and a builtin's name reached through none (`len(x)`, `ValueError`) says so, so that the
-graph never binds either to an unrelated definition of the project. A call of a builtin
-type's method on what no import or `self` names (`totals.values()`, `", ".join(...)`) is
-left out: without types, whose method it is cannot be told.
+and a builtin's name reached through none (`len(x)`, `ValueError`, and a builtin type's
+method called on what no import or `self` names: `totals.values()`) says so, so that the
+graph never binds either to an unrelated definition of the project: only to one the file
+defines or imports (without types, whose `values` it is cannot be told).
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ class NameUse(NamedTuple):
     """A name a definition uses, as the graph looks it up: `name` is what is defined
     (the last part of `a.b.f(...)`); `module` the dotted module it is reached through by
     the file's imports (`math` for `math.floor`, `..pkg.mod` relative, as written), '' for
-    none; `builtin` whether it is the name of a Python builtin (`len`, `ValueError`) that no
-    import reaches.
+    none; `builtin` whether it is the name of a Python builtin (`len`, `ValueError`) or of a
+    builtin type's method (`values` in `totals.values()`) that no import or `self` reaches.
     """
 
     name: str
@@ -311,9 +311,9 @@ def _python_use(node: Node, aliases: Mapping[str, str]) -> NameUse | None:
         return NameUse(name, f"{aliases[first]}.{rest}" if rest else aliases[first])
     if receiver in ("self", "cls"):
         return NameUse(name)
-    # `d.values()` on what no import names: most likely a builtin type's, and whose else
-    # cannot be told without types.
-    return None if name in _PY_BUILTIN_METHODS else NameUse(name)
+    # `d.values()` on what no import names: a builtin type's as likely as the project's,
+    # which then is one the file can see.
+    return NameUse(name, builtin=name in _PY_BUILTIN_METHODS)
 
 
 def _whole_name(node: Node) -> Node:
