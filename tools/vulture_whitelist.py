@@ -5,15 +5,15 @@ import contextpipe
 from contextpipe import cli
 from contextpipe.config import TokenizerSettings
 from contextpipe.config.schema import EmbeddingSettings
-from contextpipe.embedders import _bert, _session, minilm, wordllama
-from contextpipe.embedding import Embedder
-from contextpipe.hookspecs import (
+from contextpipe.contract.capabilities import GraphView, Timeline
+from contextpipe.contract.embedding import Embedder
+from contextpipe.contract.hookspecs import (
     contextpipe_embedders,
     contextpipe_stores,
     contextpipe_strategies,
 )
+from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.models import AssembledContext, ContextRequest, StrategyReport
-from contextpipe.storage import GraphView, Timeline
 from contextpipe.store import _vector_ann, embedded
 
 TokenizerSettings._known  # pydantic field validator

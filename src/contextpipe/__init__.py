@@ -15,7 +15,54 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .budget import AllocationRequest, BudgetAllocator
     from .config import Settings, load_settings, strategy_options
-    from .embedding import MODEL_INSTALL_COMMAND, Embedder
+    from .contract.capabilities import (
+        Backends,
+        Direction,
+        FragmentLookup,
+        GraphView,
+        SessionTiers,
+        TextSearch,
+        Timeline,
+        VectorIndex,
+        VectorSearch,
+    )
+    from .contract.embedding import MODEL_INSTALL_COMMAND, Embedder
+    from .contract.hookspecs import hookimpl
+    from .contract.proposals import (
+        AT_LEAST,
+        FIRST_PAGE,
+        REACH,
+        distinct_tokens,
+        next_page,
+        within_reach,
+    )
+    from .contract.records import (
+        CarriedMemory,
+        DeclaredEdges,
+        EdgeRecord,
+        EdgeTarget,
+        GraphEdge,
+        GraphNode,
+        GraphStats,
+        MemoryItem,
+        MemoryScope,
+        NewFragment,
+        NodeRecord,
+        SkipReason,
+        StoredFile,
+        StoreStats,
+        TargetForm,
+        TextHit,
+        VectorCoverage,
+        VectorHit,
+    )
+    from .contract.store import (
+        IndexWriter,
+        Store,
+        StoreBackend,
+        VectorWriter,
+    )
+    from .contract.strategy import ContextStrategy, Retrieved
     from .errors import (
         BudgetError,
         ConfigError,
@@ -26,7 +73,6 @@ if TYPE_CHECKING:
     )
     from .executor import RetrievalMemo
     from .formats import CONFIG_FILENAME, OutputFormat
-    from .hookspecs import hookimpl
     from .ingest.embedding import EmbedProgress, EmbedSummary
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
     from .logs import configure_logging
@@ -48,42 +94,7 @@ if TYPE_CHECKING:
         json_schema,
     )
     from .pipeline import Pipeline, WarmUp
-    from .proposals import AT_LEAST, FIRST_PAGE, REACH, distinct_tokens, next_page, within_reach
     from .registry import EmbedderRegistry, PluginInfo, RegisteredStrategy
-    from .storage import (
-        Backends,
-        CarriedMemory,
-        DeclaredEdges,
-        Direction,
-        EdgeRecord,
-        EdgeTarget,
-        FragmentLookup,
-        GraphEdge,
-        GraphNode,
-        GraphStats,
-        GraphView,
-        IndexWriter,
-        MemoryItem,
-        MemoryScope,
-        NewFragment,
-        NodeRecord,
-        SessionTiers,
-        SkipReason,
-        Store,
-        StoreBackend,
-        StoredFile,
-        StoreStats,
-        TargetForm,
-        TextHit,
-        TextSearch,
-        Timeline,
-        VectorCoverage,
-        VectorHit,
-        VectorIndex,
-        VectorSearch,
-        VectorWriter,
-    )
-    from .strategy import ContextStrategy, Retrieved
     from .text import (
         CodeLocation,
         CodeMentions,
@@ -104,7 +115,7 @@ __version__ = "0.1.0"
 _MODULES: dict[str, tuple[str, ...]] = {
     "budget": ("AllocationRequest", "BudgetAllocator"),
     "config": ("Settings", "load_settings", "strategy_options"),
-    "embedding": ("MODEL_INSTALL_COMMAND", "Embedder"),
+    "contract.embedding": ("MODEL_INSTALL_COMMAND", "Embedder"),
     "errors": (
         "BudgetError",
         "ConfigError",
@@ -114,7 +125,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "TokenizerError",
     ),
     "formats": ("CONFIG_FILENAME", "OutputFormat"),
-    "hookspecs": ("hookimpl",),
+    "contract.hookspecs": ("hookimpl",),
     "ingest.embedding": ("EmbedProgress", "EmbedSummary"),
     "ingest.indexer": ("ForgetSummary", "IndexProgress", "IndexSummary", "Skipped"),
     "logs": ("configure_logging",),
@@ -136,7 +147,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "json_schema",
     ),
     "pipeline": ("Pipeline", "WarmUp"),
-    "proposals": (
+    "contract.proposals": (
         "AT_LEAST",
         "FIRST_PAGE",
         "REACH",
@@ -146,40 +157,44 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "executor": ("RetrievalMemo",),
     "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
-    "storage": (
+    "contract.capabilities": (
         "Backends",
+        "Direction",
+        "FragmentLookup",
+        "GraphView",
+        "SessionTiers",
+        "TextSearch",
+        "Timeline",
+        "VectorIndex",
+        "VectorSearch",
+    ),
+    "contract.records": (
         "CarriedMemory",
         "DeclaredEdges",
-        "Direction",
         "EdgeRecord",
         "EdgeTarget",
-        "FragmentLookup",
         "GraphEdge",
         "GraphNode",
         "GraphStats",
-        "GraphView",
-        "IndexWriter",
         "MemoryItem",
         "MemoryScope",
         "NewFragment",
         "NodeRecord",
-        "SessionTiers",
         "SkipReason",
-        "Store",
-        "StoreBackend",
         "StoredFile",
         "StoreStats",
         "TargetForm",
         "TextHit",
-        "TextSearch",
-        "Timeline",
         "VectorCoverage",
         "VectorHit",
-        "VectorIndex",
-        "VectorSearch",
+    ),
+    "contract.store": (
+        "IndexWriter",
+        "Store",
+        "StoreBackend",
         "VectorWriter",
     ),
-    "strategy": ("ContextStrategy", "Retrieved"),
+    "contract.strategy": ("ContextStrategy", "Retrieved"),
     "text": (
         "CodeLocation",
         "CodeMentions",

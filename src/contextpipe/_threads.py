@@ -31,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from .strategy import ContextStrategy
+from .contract.strategy import ContextStrategy
 
 _T = TypeVar("_T")
 

@@ -44,8 +44,8 @@ from dataclasses import dataclass
 
 from ._memo import BoundedMemo
 from .backends import RequestVariants, VariantLookup, stored_shallower
+from .contract.proposals import REACH
 from .models import Candidate, ContextFragment, DroppedRow, StrategyReport
-from .proposals import REACH
 from .tokenizers import Tokenizer
 
 #: Texts whose hashes, and (tokenizer, hash) pairs whose counts, are remembered: the same

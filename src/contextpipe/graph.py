@@ -39,9 +39,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from ._bulk import collector_paused
-from .storage import (
+from .contract.capabilities import Direction
+from .contract.records import (
     DeclaredEdges,
-    Direction,
     EdgeTarget,
     GraphEdge,
     GraphNode,

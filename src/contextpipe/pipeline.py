@@ -35,6 +35,9 @@ from .config import (
     effective_items,
     load_settings,
 )
+from .contract.capabilities import VECTORS, Backends, GraphView
+from .contract.records import CarriedMemory, MemoryItem, MemoryScope, StoreStats
+from .contract.store import Store
 from .errors import ConfigError, ContextpipeError, EmbedderError, StoreError, validation_problem
 from .executor import PlannedRun, RetrievalMemo, RunOutcome, StrategyExecutor
 from .fusion import RankedList, fuse
@@ -59,21 +62,11 @@ from .registry import (
 )
 from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
-from .storage import (
-    VECTORS,
-    Backends,
-    CarriedMemory,
-    GraphView,
-    MemoryItem,
-    MemoryScope,
-    Store,
-    StoreStats,
-)
 from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
 from .vector_search import DISABLED, with_vectors, without_vectors
 
 if TYPE_CHECKING:
-    from .embedding import Embedder
+    from .contract.embedding import Embedder
     from .ingest.embedding import EmbedProgress, EmbedSummary
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, IngestLimits
 

@@ -42,11 +42,11 @@ from dataclasses import dataclass, replace
 
 from .budget import AllocationRequest, BudgetAllocator
 from .config import Settings, StrategySettings
+from .contract.capabilities import GRAPH, Backends, GraphView
 from .errors import ContextpipeError
 from .executor import PlannedRun, StrategyExecutor
 from .models import ContextRequest, StrategyReport, StrategyStatus
 from .registry import RegisteredStrategy, StrategyRegistry
-from .storage import GRAPH, Backends, GraphView
 from .text import code_mentions
 
 

@@ -29,14 +29,14 @@ from typing import Any, Literal, cast
 import pluggy
 from pydantic import BaseModel
 
-from . import hookspecs
 from ._threads import on_own_thread
 from .config import Settings, default_config_toml, disabled_plugins
-from .embedding import Embedder
+from .contract import hookspecs
+from .contract.embedding import Embedder
+from .contract.store import Store, StoreBackend
+from .contract.strategy import ContextStrategy
 from .errors import ConfigError, ContextpipeError, StoreError, described
 from .logs import logger
-from .storage import Store, StoreBackend
-from .strategy import ContextStrategy
 
 PluginStatus = Literal["ok", "broken", "disabled"]
 

@@ -22,10 +22,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ._shared_search import Shared
-from .embedding import Embedder
+from .contract.capabilities import VECTORS, Backends, VectorIndex
+from .contract.embedding import Embedder
+from .contract.records import VectorCoverage, VectorHit
+from .contract.store import Store
 from .errors import EmbedderError
 from .models import ContextFragment, RequestFilters, RequestScope
-from .storage import VECTORS, Backends, Store, VectorCoverage, VectorHit, VectorIndex
 
 if TYPE_CHECKING:
     import numpy as np

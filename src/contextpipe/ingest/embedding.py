@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..embedding import Embedder
-from ..storage import Store
+from ..contract.embedding import Embedder
+from ..contract.store import Store
 
 #: Texts read from the store at once; embedded and committed `batch_size` at a time.
 _READ_AHEAD = 4096

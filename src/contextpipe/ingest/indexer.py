@@ -25,18 +25,11 @@ from pathlib import Path
 from typing import Protocol
 
 from ..config import IngestSettings
+from ..contract.records import EdgeRecord, NewFragment, NodeRecord, SkipReason, StoredFile
+from ..contract.store import IndexWriter, Store
 from ..errors import ContextpipeError
 from ..logs import logger
 from ..models import ContextFragment, DetailDepth, SourceRef, content_hash, fragment_id
-from ..storage import (
-    EdgeRecord,
-    IndexWriter,
-    NewFragment,
-    NodeRecord,
-    SkipReason,
-    Store,
-    StoredFile,
-)
 from ..tokenizers import Tokenizer, get_tokenizer
 from ._workers import run_in_workers
 from .history import Revision, git_revisions

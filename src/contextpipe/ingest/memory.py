@@ -37,17 +37,17 @@ from typing import cast
 from urllib.parse import quote
 
 from ..config.schema import SearchedNeighbours
-from ..errors import ContextpipeError
-from ..models import ContextFragment, SourceRef, content_hash, fragment_id, in_utc_range
-from ..storage import (
+from ..contract.records import (
     MEMORY_KIND,
     MEMORY_URI_PREFIX,
     MemoryItem,
     MemoryScope,
     NewFragment,
     NodeRecord,
-    Store,
 )
+from ..contract.store import Store
+from ..errors import ContextpipeError
+from ..models import ContextFragment, SourceRef, content_hash, fragment_id, in_utc_range
 from ..tokenizers import Tokenizer
 
 

@@ -30,8 +30,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..contract.records import DeclaredEdges, EdgeTarget, NodeRecord, TargetForm
 from ..graph import ResolvedEdges, resolve_targets
-from ..storage import DeclaredEdges, EdgeTarget, NodeRecord, TargetForm
 
 #: An edge target's alternative names, one per line in the `target` column.
 NAMES_SEPARATOR = "\n"

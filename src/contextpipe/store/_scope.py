@@ -37,8 +37,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._memo import BoundedMemo
+from ..contract.records import TextHit, VectorCoverage, VectorHit
 from ..models import ContextFragment, RequestFilters, RequestScope
-from ..storage import TextHit, VectorCoverage, VectorHit
 from ._rows import HIDDEN_MEMORY, narrows, utc
 from ._search_memo import SearchMemo
 

@@ -32,14 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..config.schema import APPROXIMATE_VECTORS_ABOVE, MemorySettings
-from ..errors import StoreError
-from ..graph import ResolvedEdges, ResolvedGraph, defined_name, resolve
-from ..hookspecs import hookimpl
-from ..logs import logger
-from ..models import ContextFragment, RequestFilters, RequestScope
-from ..storage import (
+from ..contract.capabilities import Backends
+from ..contract.hookspecs import hookimpl
+from ..contract.records import (
     MEMORY_URI_PREFIX,
-    Backends,
     CarriedMemory,
     DeclaredEdges,
     EdgeRecord,
@@ -49,12 +45,16 @@ from ..storage import (
     NewFragment,
     NodeRecord,
     SkipReason,
-    StoreBackend,
     StoredFile,
     StoreStats,
     TargetForm,
     TextHit,
 )
+from ..contract.store import StoreBackend
+from ..errors import StoreError
+from ..graph import ResolvedEdges, ResolvedGraph, defined_name, resolve
+from ..logs import logger
+from ..models import ContextFragment, RequestFilters, RequestScope
 from ..text import matched_terms, query_terms
 from . import _vectors
 from ._health import (

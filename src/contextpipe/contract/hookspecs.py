@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from ..config import Settings
     from .embedding import Embedder
-    from .storage import StoreBackend
+    from .store import StoreBackend
     from .strategy import ContextStrategy
 
 PROJECT_NAME = "contextpipe"

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .models import Candidate, ContextRequest
-from .storage import Backends
+from ..models import Candidate, ContextRequest
+from .capabilities import Backends
 
 #: The longest note a report keeps of a strategy's `Retrieved.note` (characters).
 NOTE_LIMIT = 200
