@@ -107,7 +107,8 @@ if TYPE_CHECKING:
         query_terms,
         source_role,
     )
-    from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
+    from .tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
+    from .tokens._rank_cache import cache_dir
 
 __version__ = "0.1.0"
 
@@ -207,7 +208,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "query_terms",
         "source_role",
     ),
-    "tokenizers": ("Tokenizer", "get_tokenizer", "preload_tokenizer", "warm_up_tokenizer"),
+    "tokens": ("Tokenizer", "get_tokenizer", "preload_tokenizer", "warm_up_tokenizer"),
+    "tokens._rank_cache": ("cache_dir",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
@@ -307,6 +309,7 @@ __all__ = [
     "VectorWriter",
     "WarmUp",
     "__version__",
+    "cache_dir",
     "code_mentions",
     "configure_logging",
     "distinct_tokens",

@@ -46,7 +46,7 @@ from ._memo import BoundedMemo
 from .backends import RequestVariants, VariantLookup, stored_shallower
 from .contract.proposals import REACH
 from .models import Candidate, ContextFragment, DroppedRow, StrategyReport
-from .tokenizers import Tokenizer
+from .tokens import Tokenizer
 
 #: Texts whose hashes, and (tokenizer, hash) pairs whose counts, are remembered: the same
 #: fragments come back request after request.

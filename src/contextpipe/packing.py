@@ -47,7 +47,7 @@ from .errors import BudgetError
 from .fusion import FusedItem
 from .models import ContextFragment, ContextRequest, SourceRef
 from .rendering import Rendered, Renderer
-from .tokenizers import Tokenizer
+from .tokens import Tokenizer
 
 
 @dataclass(frozen=True)

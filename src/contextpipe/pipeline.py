@@ -62,7 +62,7 @@ from .registry import (
 )
 from .rendering import Renderer, renderer_for
 from .reporting import assembled_context, log_assembly
-from .tokenizers import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
+from .tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
 from .vector_search import DISABLED, with_vectors, without_vectors
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from .models import (
     result_fragments,
 )
 from .packing import Packed
-from .tokenizers import Tokenizer
+from .tokens import Tokenizer
 
 
 def assembled_context(

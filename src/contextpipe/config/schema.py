@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import ConfigError, validation_problem
-from ..tokenizers import TOKENIZER_NAMES
+from ..formats import TOKENIZER_NAMES
 
 # TOML values are typed: a string where a number belongs is a mistake, not a conversion.
 # TOML also has `inf` and `nan`, which no setting means: every number must be finite.

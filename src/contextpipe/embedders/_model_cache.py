@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
-from contextpipe._rank_cache import cache_dir
+from contextpipe import cache_dir
 
 #: 2: a digest is recorded only for weights that matched their installer's hash.
 _FORMAT = 2

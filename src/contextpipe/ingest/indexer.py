@@ -30,7 +30,7 @@ from ..contract.store import IndexWriter, Store
 from ..errors import ContextpipeError
 from ..logs import logger
 from ..models import ContextFragment, DetailDepth, SourceRef, content_hash, fragment_id
-from ..tokenizers import Tokenizer, get_tokenizer
+from ..tokens import Tokenizer, get_tokenizer
 from ._workers import run_in_workers
 from .history import Revision, git_revisions
 from .nodes import FileNodes, Node, file_nodes

@@ -48,7 +48,7 @@ from ..contract.records import (
 from ..contract.store import Store
 from ..errors import ContextpipeError
 from ..models import ContextFragment, SourceRef, content_hash, fragment_id, in_utc_range
-from ..tokenizers import Tokenizer
+from ..tokens import Tokenizer
 
 
 def memory_scope(session: str | None, user: str | None) -> tuple[MemoryScope, str]:

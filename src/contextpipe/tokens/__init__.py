@@ -31,8 +31,9 @@ from concurrent.futures import Future
 from importlib import resources
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from ..errors import TokenizerError
+from ..formats import APPROX, TOKENIZER_NAMES
 from ._rank_cache import read_ranks, write_ranks
-from .errors import TokenizerError
 
 if TYPE_CHECKING:
     import tiktoken
@@ -119,9 +120,6 @@ _ENCODINGS: dict[str, _Encoding] = {
         128,
     ),
 }
-
-APPROX = "approx"
-TOKENIZER_NAMES: tuple[str, ...] = (*_ENCODINGS, APPROX)
 
 
 def _load_ranks(name: str, *, latin1_only: bool) -> dict[bytes, int]:
