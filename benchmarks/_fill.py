@@ -31,8 +31,8 @@ from typing import Any
 
 import contextpipe
 from contextpipe import AssembledContext, Candidate, ContextFragment, OutputFormat
-from contextpipe.packing import Packer, PackingPolicy
-from contextpipe.rendering import renderer_for
+from contextpipe.assembly.packing import Packer, PackingPolicy
+from contextpipe.assembly.rendering import renderer_for
 
 BUDGETS = (1_000, 4_000, 16_000)
 #: The target of issue 7, point 11: median fill at least this share of the usable budget.

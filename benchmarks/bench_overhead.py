@@ -22,11 +22,11 @@ import time
 from typing import Any
 
 import contextpipe
-from contextpipe.backends import RequestVariants
-from contextpipe.budget import AllocationRequest
-from contextpipe.fusion import RankedList, fuse
-from contextpipe.packing import Packer, PackingPolicy
-from contextpipe.rendering import renderer_for
+from contextpipe.assembly.budget import AllocationRequest
+from contextpipe.assembly.fusion import RankedList, fuse
+from contextpipe.assembly.packing import Packer, PackingPolicy
+from contextpipe.assembly.rendering import renderer_for
+from contextpipe.assembly.variants import RequestVariants
 
 from ._corpus import BUDGET, QUERIES, QUICK, build_corpora, memoized
 from ._instant import LAYOUTS, candidate_lists, register_instant

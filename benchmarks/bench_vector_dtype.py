@@ -23,7 +23,7 @@ from pathlib import Path
 import contextpipe
 from contextpipe.evaluation.beir import read_beir
 from contextpipe.evaluation.project import indexed_project
-from contextpipe.vector_search import with_vectors
+from contextpipe.pipeline.vectors import with_vectors
 
 from ._corpus import QUICK, build_corpora, latency_queries, memoized
 from ._fresh import in_fresh_process

@@ -27,7 +27,7 @@ import numpy as np
 import contextpipe
 from contextpipe.evaluation.beir import read_beir
 from contextpipe.evaluation.project import indexed_project
-from contextpipe.vector_search import with_vectors
+from contextpipe.pipeline.vectors import with_vectors
 
 from ._corpus import QUICK, SIZES, build_corpora, latency_queries, memoized, percentiles
 from .scifact_report import data_folder

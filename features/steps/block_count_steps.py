@@ -9,8 +9,8 @@ from behave import given, then, when
 from behave.runner import Context
 
 from contextpipe import ContextFragment, OutputFormat, SourceRef, get_tokenizer
-from contextpipe.packing import Packer, PackingPolicy
-from contextpipe.rendering import renderer_for
+from contextpipe.assembly.packing import Packer, PackingPolicy
+from contextpipe.assembly.rendering import renderer_for
 
 _LINES = (
     "def handle(request):",

@@ -17,7 +17,7 @@ from testkit import assemble, require_closed_pipeline, toml_value
 
 from contextpipe import ConfigError, Pipeline, Settings
 from contextpipe.config import StrategySettings, effective_items, load_settings
-from contextpipe.registry import commented_default_config
+from contextpipe.plugins import commented_default_config
 
 
 @when("the configuration is loaded")

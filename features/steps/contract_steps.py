@@ -31,7 +31,7 @@ from contextpipe import (
     RequestFilters,
 )
 from contextpipe.models import content_hash
-from contextpipe.registry import RegisteredStrategy
+from contextpipe.plugins import RegisteredStrategy
 
 
 @dataclass

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from testkit import make_fragment
 
 from contextpipe import Candidate
-from contextpipe.fusion import FusedItem, RankedList, fuse
+from contextpipe.assembly.fusion import FusedItem, RankedList, fuse
 
 _POOL = [
     make_fragment(f"uko://doc/p{n}.md#p{n}", f"Paragraph {n} about budgets.", f"p{n}.md", 1, 1)

@@ -48,7 +48,7 @@ from contextpipe import (
     Pipeline,
     StrategySelection,
 )
-from contextpipe.rendering import renderer_for
+from contextpipe.assembly.rendering import renderer_for
 
 CASES_ENV = "CONTEXTPIPE_FUZZ_CASES"
 BUILT_IN = "simple-keyword"

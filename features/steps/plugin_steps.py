@@ -18,9 +18,9 @@ from testkit import (
     require_closed_pipeline,
 )
 
-from contextpipe import Backends, ContextpipeError, ContextRequest, registry
+from contextpipe import Backends, ContextpipeError, ContextRequest, plugins
 from contextpipe.config import load_settings
-from contextpipe.registry import PluginInfo, StrategyRegistry
+from contextpipe.plugins import PluginInfo, StrategyRegistry
 
 
 class _NoRetrieve:
@@ -260,9 +260,9 @@ def plugins_discovered_capturing(context: Context) -> None:
 def busy_clock(context: Context, seconds: float) -> None:
     require_closed_pipeline(context, "the clock")
     readings = itertools.count()
-    real = registry._clock  # the seam plugin loading reads its clock through
-    registry._clock = lambda: real() + seconds * next(readings)
-    context.add_cleanup(setattr, registry, "_clock", real)
+    real = plugins._clock  # the seam plugin loading reads its clock through
+    plugins._clock = lambda: real() + seconds * next(readings)
+    context.add_cleanup(setattr, plugins, "_clock", real)
 
 
 @then("no built-in plugin is marked slow")

@@ -30,7 +30,7 @@ from contextpipe import (
     OutputFormat,
     StrategySelection,
 )
-from contextpipe.rendering import renderer_for
+from contextpipe.assembly.rendering import renderer_for
 from contextpipe.tokens import APPROX, TOKENIZER_NAMES, ApproximateTokenizer
 
 _PATHS = ("docs/budget.md", "src/allocator.py", "notes/日本語 notes.txt", 'odd "quoted" <path>.md')

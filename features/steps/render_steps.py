@@ -10,7 +10,7 @@ from behave.runner import Context
 from testkit import assemble, pipeline, result, write_files
 
 from contextpipe import ChatMessage, ContextFragment, ContextRequest, OutputFormat, get_tokenizer
-from contextpipe.rendering import Rendered, renderer_for
+from contextpipe.assembly.rendering import Rendered, renderer_for
 
 
 @then('every fragment has a markdown header "### <path>:<start>-<end>"')

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from testkit import pipeline, result, run_contextpipe, write_files
 
 from contextpipe import AssembledContext, ContextRequest, Pipeline, RequestFilters
+from contextpipe.pipeline.vectors import with_vectors
 from contextpipe.strategies.relevance import normalised
-from contextpipe.vector_search import with_vectors
 
 _DOCUMENTS = {
     "docs/bread.md": "# Baking bread\n\nKnead the dough, let it rise overnight, and bake it"

@@ -62,7 +62,7 @@ from contextpipe import (
     query_terms,
 )
 from contextpipe.models import content_hash, fragment_id
-from contextpipe.registry import StoreRegistry
+from contextpipe.plugins import StoreRegistry
 
 #: A limit no scenario's project reaches: "everything".
 _ALL = 100_000

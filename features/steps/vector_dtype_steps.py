@@ -14,7 +14,7 @@ from behave.runner import Context
 from testkit import pipeline
 
 from contextpipe import Pipeline, RequestFilters, VectorHit, VectorSearch
-from contextpipe.vector_search import with_vectors
+from contextpipe.pipeline.vectors import with_vectors
 
 _QUERIES = (
     "How should I look after my new dog?",

@@ -13,7 +13,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .budget import AllocationRequest, BudgetAllocator
+    from .assembly.budget import AllocationRequest, BudgetAllocator
+    from .assembly.executor import RetrievalMemo
     from .config import Settings, load_settings, strategy_options
     from .contract.capabilities import (
         Backends,
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
         StoreError,
         TokenizerError,
     )
-    from .executor import RetrievalMemo
     from .formats import CONFIG_FILENAME, OutputFormat
     from .ingest.embedding import EmbedProgress, EmbedSummary
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
@@ -94,7 +94,7 @@ if TYPE_CHECKING:
         json_schema,
     )
     from .pipeline import Pipeline, WarmUp
-    from .registry import EmbedderRegistry, PluginInfo, RegisteredStrategy
+    from .plugins import EmbedderRegistry, PluginInfo, RegisteredStrategy
     from .text import (
         CodeLocation,
         CodeMentions,
@@ -114,7 +114,7 @@ __version__ = "0.1.0"
 
 # The public names of each module (relative to this package), as imported above.
 _MODULES: dict[str, tuple[str, ...]] = {
-    "budget": ("AllocationRequest", "BudgetAllocator"),
+    "assembly.budget": ("AllocationRequest", "BudgetAllocator"),
     "config": ("Settings", "load_settings", "strategy_options"),
     "contract.embedding": ("MODEL_INSTALL_COMMAND", "Embedder"),
     "errors": (
@@ -156,8 +156,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "next_page",
         "within_reach",
     ),
-    "executor": ("RetrievalMemo",),
-    "registry": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
+    "assembly.executor": ("RetrievalMemo",),
+    "plugins": ("EmbedderRegistry", "PluginInfo", "RegisteredStrategy"),
     "contract.capabilities": (
         "Backends",
         "Direction",

@@ -4,7 +4,7 @@ fallback that works on any store with a text backend.
 With the option `prefer_source` every request is a code question: hits in source files
 come first, hits in tests, docs, changelogs and CI files after them, each group best first
 (a request's own `prefer_source` does the same to every strategy's list; see
-`contextpipe.code_questions`).
+`contextpipe.assembly.code_questions`).
 """
 
 from __future__ import annotations

@@ -34,13 +34,13 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from ..contract.capabilities import Backends
+from ..contract.strategy import NOTE_LIMIT, ContextStrategy, Retrieved
+from ..errors import described, validation_problem
+from ..logs import logger
+from ..models import Candidate, ContextRequest, StrategyReport, StrategyStatus
+from ..plugins import RegisteredStrategy
 from ._threads import OwnLoop, PlainBatch, StuckCalls, Ticket, stop_loops
-from .contract.capabilities import Backends
-from .contract.strategy import NOTE_LIMIT, ContextStrategy, Retrieved
-from .errors import described, validation_problem
-from .logs import logger
-from .models import Candidate, ContextRequest, StrategyReport, StrategyStatus
-from .registry import RegisteredStrategy
 
 
 @dataclass(frozen=True)

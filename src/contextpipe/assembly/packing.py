@@ -39,15 +39,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
 
-from ._dropped import DroppedList
+from .._dropped import DroppedList
+from ..config import PackingSettings
+from ..errors import BudgetError
+from ..models import ContextFragment, ContextRequest, SourceRef
+from ..tokens import Tokenizer
 from ._packing_cache import PackingCache, Unit
-from .backends import RequestVariants, VariantLookup, stored_shallower
-from .config import PackingSettings
-from .errors import BudgetError
 from .fusion import FusedItem
-from .models import ContextFragment, ContextRequest, SourceRef
 from .rendering import Rendered, Renderer
-from .tokens import Tokenizer
+from .variants import RequestVariants, VariantLookup, stored_shallower
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from .fusion import FusedItem
-from .logs import logger
-from .models import (
+from ..logs import logger
+from ..models import (
     AssembledContext,
     ContextRequest,
     DroppedList,
@@ -23,8 +22,9 @@ from .models import (
     StrategyReport,
     result_fragments,
 )
+from ..tokens import Tokenizer
+from .fusion import FusedItem
 from .packing import Packed
-from .tokens import Tokenizer
 
 
 def assembled_context(

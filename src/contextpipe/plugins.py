@@ -18,18 +18,18 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import pluggy
 from pydantic import BaseModel
 
-from ._threads import on_own_thread
 from .config import Settings, default_config_toml, disabled_plugins
 from .contract import hookspecs
 from .contract.embedding import Embedder
@@ -37,6 +37,8 @@ from .contract.store import Store, StoreBackend
 from .contract.strategy import ContextStrategy
 from .errors import ConfigError, ContextpipeError, StoreError, described
 from .logs import logger
+
+_T = TypeVar("_T")
 
 PluginStatus = Literal["ok", "broken", "disabled"]
 
@@ -223,7 +225,7 @@ class _PluginLoader:
     def _start(self, entry_point: EntryPoint) -> Future[tuple[object, list[object]]]:
         """The plugin's import and hook, started on a thread of its own."""
         call = functools.partial(self._provide, entry_point)
-        return on_own_thread(call, f"contextpipe-load-{entry_point.name}")
+        return _on_own_thread(call, f"contextpipe-load-{entry_point.name}")
 
     def _finish(
         self,
@@ -342,6 +344,24 @@ class _PluginLoader:
             )
         self.plugins.append(info)
         return info
+
+
+def _on_own_thread(call: Callable[[], _T], name: str) -> Future[_T]:
+    """`call()` on a daemon thread of its own, started now: its future, to wait on for as
+    long as the caller likes. A call still running when its caller stops waiting keeps its
+    thread, which holds up no exit.
+    """
+    future: Future[_T] = Future()
+
+    def run() -> None:
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(call())
+        except BaseException as exc:  # the caller's, to judge
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
 
 
 def _built_in(entry_point: EntryPoint) -> bool:

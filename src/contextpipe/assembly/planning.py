@@ -40,14 +40,14 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ..config import Settings, StrategySettings
+from ..contract.capabilities import GRAPH, Backends, GraphView
+from ..errors import ContextpipeError
+from ..models import ContextRequest, StrategyReport, StrategyStatus
+from ..plugins import RegisteredStrategy, StrategyRegistry
+from ..text import code_mentions
 from .budget import AllocationRequest, BudgetAllocator
-from .config import Settings, StrategySettings
-from .contract.capabilities import GRAPH, Backends, GraphView
-from .errors import ContextpipeError
 from .executor import PlannedRun, StrategyExecutor
-from .models import ContextRequest, StrategyReport, StrategyStatus
-from .registry import RegisteredStrategy, StrategyRegistry
-from .text import code_mentions
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,6 @@ Rules:
   as long as its executor (`OwnLoop`): one that blocks its loop holds up only itself.
 - Each call's outcome arrives on the caller's loop as a future; one that arrives after
   the caller gave up on it (at its deadline) is thrown away.
-- A plugin is loaded (imported, its hook called) on a daemon thread of its own, so that
-  its loader can stop waiting for it (`on_own_thread`).
 - A call given up on that has not ended is counted as stuck, by strategy, until it ends
   (`StuckCalls`): a plain one holds its worker thread that long, an async one a task on
   its strategy's loop (or a place in its queue, when the loop is blocked).
@@ -22,7 +20,6 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import functools
 import queue
@@ -31,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from .contract.strategy import ContextStrategy
+from ..contract.strategy import ContextStrategy
 
 _T = TypeVar("_T")
 
@@ -170,24 +167,6 @@ class PlainBatch:
                 future.set_exception(error)
         if self._timer is not None and all(future.done() for future in self.futures):
             self._timer.cancel()
-
-
-def on_own_thread(call: Callable[[], _T], name: str) -> concurrent.futures.Future[_T]:
-    """`call()` on a daemon thread of its own, started now: its future, to wait on for as
-    long as the caller likes. A call still running when its caller stops waiting keeps its
-    thread, which holds up no exit.
-    """
-    future: concurrent.futures.Future[_T] = concurrent.futures.Future()
-
-    def run() -> None:
-        future.set_running_or_notify_cancel()
-        try:
-            future.set_result(call())
-        except BaseException as exc:  # the caller's, to judge
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name=name, daemon=True).start()
-    return future
 
 
 class Ticket:

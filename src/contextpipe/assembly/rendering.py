@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from xml.sax.saxutils import escape, quoteattr
 
-from .models import ChatMessage, ContextFragment, ContextRequest, OutputFormat
+from ..models import ChatMessage, ContextFragment, ContextRequest, OutputFormat
 
 SYSTEM_PROMPT = (
     "Use the context below to answer. Each part names its source path and lines; cite them."

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..text import source_role
 from .fusion import FusedItem
-from .text import source_role
 
 #: How far below the last source item the best other item lands.
 _BELOW = 0.99

@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..contract.capabilities import VECTORS, Backends, VectorIndex
+from ..contract.embedding import Embedder
+from ..contract.records import VectorCoverage, VectorHit
+from ..contract.store import Store
+from ..errors import EmbedderError
+from ..models import ContextFragment, RequestFilters, RequestScope
 from ._shared_search import Shared
-from .contract.capabilities import VECTORS, Backends, VectorIndex
-from .contract.embedding import Embedder
-from .contract.records import VectorCoverage, VectorHit
-from .contract.store import Store
-from .errors import EmbedderError
-from .models import ContextFragment, RequestFilters, RequestScope
 
 if TYPE_CHECKING:
     import numpy as np

@@ -18,9 +18,9 @@ from concurrent.futures import Future
 from dataclasses import replace
 from typing import Generic, TypeVar
 
-from .contract.capabilities import Backends, TextSearch
-from .contract.records import TextHit
-from .models import ContextFragment, RequestFilters
+from ..contract.capabilities import Backends, TextSearch
+from ..contract.records import TextHit
+from ..models import ContextFragment, RequestFilters
 
 H = TypeVar("H")
 

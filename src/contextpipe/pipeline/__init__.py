@@ -23,26 +23,27 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ._host_memory import available_memory
-from ._loops import ThreadLoops
-from ._shared_search import with_shared_text
-from .acceptance import CandidateChecks
-from .backends import RequestVariants
-from .budget import check_budget
-from .code_questions import source_first
-from .config import (
+from ..assembly.acceptance import CandidateChecks
+from ..assembly.budget import check_budget
+from ..assembly.code_questions import source_first
+from ..assembly.executor import PlannedRun, RetrievalMemo, RunOutcome, StrategyExecutor
+from ..assembly.fusion import RankedList, fuse
+from ..assembly.packing import Packer, PackingCache, PackingPolicy
+from ..assembly.planning import Plan, Planner
+from ..assembly.rendering import Renderer, renderer_for
+from ..assembly.reporting import assembled_context, log_assembly
+from ..assembly.variants import RequestVariants
+from ..config import (
     LoadedSettings,
     effective_items,
     load_settings,
 )
-from .contract.capabilities import VECTORS, Backends, GraphView
-from .contract.records import CarriedMemory, MemoryItem, MemoryScope, StoreStats
-from .contract.store import Store
-from .errors import ConfigError, ContextpipeError, EmbedderError, StoreError, validation_problem
-from .executor import PlannedRun, RetrievalMemo, RunOutcome, StrategyExecutor
-from .fusion import RankedList, fuse
-from .logs import configure_logging, is_configured, logger
-from .models import (
+from ..contract.capabilities import VECTORS, Backends, GraphView
+from ..contract.records import CarriedMemory, MemoryItem, MemoryScope, StoreStats
+from ..contract.store import Store
+from ..errors import ConfigError, ContextpipeError, EmbedderError, StoreError, validation_problem
+from ..logs import configure_logging, is_configured, logger
+from ..models import (
     AssembledContext,
     ContextFragment,
     ContextRequest,
@@ -50,9 +51,7 @@ from .models import (
     RequestScope,
     StrategyReport,
 )
-from .packing import Packer, PackingCache, PackingPolicy
-from .planning import Plan, Planner
-from .registry import (
+from ..plugins import (
     EmbedderRegistry,
     PluginInfo,
     RegisteredStrategy,
@@ -60,15 +59,16 @@ from .registry import (
     StrategyRegistry,
     commented_default_config,
 )
-from .rendering import Renderer, renderer_for
-from .reporting import assembled_context, log_assembly
-from .tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
-from .vector_search import DISABLED, with_vectors, without_vectors
+from ..tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
+from ._host_memory import available_memory
+from ._loops import ThreadLoops
+from ._shared_search import with_shared_text
+from .vectors import DISABLED, with_vectors, without_vectors
 
 if TYPE_CHECKING:
-    from .contract.embedding import Embedder
-    from .ingest.embedding import EmbedProgress, EmbedSummary
-    from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, IngestLimits
+    from ..contract.embedding import Embedder
+    from ..ingest.embedding import EmbedProgress, EmbedSummary
+    from ..ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, IngestLimits
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ class Pipeline:
     @property
     def ingest_limits(self) -> IngestLimits:
         """What `index` reads and how it cuts it, from `[ingest]`."""
-        from .ingest.indexer import IngestLimits
+        from ..ingest.indexer import IngestLimits
 
         return IngestLimits.from_settings(self.settings.ingest)
 
@@ -213,7 +213,7 @@ class Pipeline:
         """Bring the store up to date with each folder or file in `paths`: add and update
         what is there, remove what vanished from under it, leave other roots alone.
         """
-        from .ingest.indexer import index_folder
+        from ..ingest.indexer import index_folder
 
         return [
             index_folder(
@@ -232,7 +232,7 @@ class Pipeline:
         resumable: what was embedded stays when a run is cut short). An `EmbedderError`
         when the model is not installed or damaged, or embedding is disabled in config.
         """
-        from .ingest.embedding import embed_pending
+        from ..ingest.embedding import embed_pending
 
         if not self.settings.embedding.enabled:
             raise EmbedderError(DISABLED)
@@ -245,7 +245,7 @@ class Pipeline:
         """Remove every indexed file at or under `path` (which need not exist any more)
         from the store; an error when nothing is indexed there.
         """
-        from .ingest.indexer import forget_root
+        from ..ingest.indexer import forget_root
 
         return forget_root(self.store, Path(path).resolve(), self.loaded.project_dir)
 
@@ -262,7 +262,7 @@ class Pipeline:
         """Keep a memory item for `session` or `user` (neither: every request may see it),
         said at `at` (default: now); see `ingest/memory.py` for its node, text and id.
         """
-        from .ingest.memory import memory_item, memory_scope
+        from ..ingest.memory import memory_item, memory_scope
 
         scope, owner = memory_scope(session, user)
         item = memory_item(text, scope, owner, at or datetime.now(UTC), item_id, speaker)
@@ -273,7 +273,7 @@ class Pipeline:
         """Keep memory items, all in one write (all or none); how many. Their vectors come
         with the next `embed`, as a file's do.
         """
-        from .ingest.memory import remember_items
+        from ..ingest.memory import remember_items
 
         neighbours = self.settings.memory.searched_neighbours
         return remember_items(self.store, self.tokenizer, items, neighbours)
@@ -284,7 +284,7 @@ class Pipeline:
         """Keep each turn of a conversation file (a JSON list of turns with `id`,
         `speaker`, `time`, `text`) as a memory item that keeps its id.
         """
-        from .ingest.memory import memory_scope, read_conversation
+        from ..ingest.memory import memory_scope, read_conversation
 
         items = read_conversation(Path(path), *memory_scope(session, user))
         self.remember_all(items)
@@ -305,7 +305,7 @@ class Pipeline:
         if sum(named) != 1:
             raise ContextpipeError("name one session, one user, or global memory to forget")
         if session is not None or user is not None:
-            from .ingest.memory import memory_scope
+            from ..ingest.memory import memory_scope
 
             scope, owner = memory_scope(session, user)
         else:
