@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from contextpipe import Pipeline, RequestFilters, query_terms
-from contextpipe.store._text_layout import fts_expression
-from contextpipe.store.embedded import EmbeddedStore
+from contextpipe.stores.embedded._text_layout import fts_expression
+from contextpipe.stores.embedded.backend import EmbeddedStore
 
 from ._corpus import QUICK, build_corpora, latency_queries, memoized, percentiles
 from ._fresh import in_fresh_process

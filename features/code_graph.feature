@@ -1,6 +1,6 @@
 Feature: The UKO graph connects code and documents with typed edges
   Indexing records the edges each file declares (imports, calls, references, base classes,
-  links, names in backticks), and `contextpipe.graph.load_graph(store)` resolves them into a
+  links, names in backticks), and `contextpipe.stores.graph.load_graph(store)` resolves them into a
   networkx MultiDiGraph whose edge keys are the edge types: `contains` (repository,
   directories, files, definitions, sections), `imports` (to the module file when it is in
   the repository), `calls`, `references` and `inherits` (by name: same file, else a file it

@@ -14,7 +14,7 @@ from contextpipe.contract.hookspecs import (
 )
 from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.models import AssembledContext, ContextRequest, StrategyReport
-from contextpipe.store import _vector_ann, embedded
+from contextpipe.stores.embedded import _vector_ann, embedded
 
 TokenizerSettings._known  # pydantic field validator
 ContextRequest._query_not_blank  # pydantic field validator

@@ -13,7 +13,7 @@ from behave.runner import Context
 from testkit import assemble, index_project, index_summary, pipeline, report, result, write_files
 
 from contextpipe import ContextpipeError, ContextRequest, RequestFilters, Skipped, get_tokenizer
-from contextpipe.store import embedded
+from contextpipe.stores.embedded import backend as embedded
 
 
 @given('a binary file "{path}"')

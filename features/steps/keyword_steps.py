@@ -16,9 +16,9 @@ from behave.runner import Context
 from testkit import index_project, pipeline
 
 from contextpipe import RequestFilters, query_terms
-from contextpipe.store import _text_index
-from contextpipe.store._text_layout import fts_expression, query_token
-from contextpipe.store.embedded import EmbeddedStore
+from contextpipe.stores.embedded import _text_index
+from contextpipe.stores.embedded._text_layout import fts_expression, query_token
+from contextpipe.stores.embedded.backend import EmbeddedStore
 
 _WORDS = (
     "budget token fragment strategy allocator packer fusion ranking cache eviction policy"

@@ -184,7 +184,7 @@ _MIRROR_STORE = """
 from pathlib import Path
 
 from contextpipe import hookimpl
-from contextpipe.store.embedded import EmbeddedStore
+from contextpipe.stores.embedded.backend import EmbeddedStore
 
 
 class MirrorBackend:

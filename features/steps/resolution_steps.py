@@ -24,9 +24,9 @@ from hypothesis import given as for_all
 from hypothesis import strategies as st
 
 from contextpipe import EdgeRecord, EdgeTarget, NodeRecord, StoredFile, TargetForm
-from contextpipe.graph import ResolvedGraph, resolve
-from contextpipe.store._resolution import stored_resolution
-from contextpipe.store.embedded import EmbeddedStore
+from contextpipe.stores.embedded._resolution import stored_resolution
+from contextpipe.stores.embedded.backend import EmbeddedStore
+from contextpipe.stores.graph import ResolvedGraph, resolve
 
 PATHS = ("a.py", "pkg/__init__.py", "pkg/b.py", "pkg/sub/c.py", "c.py", "x/c.py", "lib/d.go")
 MODULES = ("a", "pkg", "pkg.b", "pkg.sub.c", "c", "x.c", "missing")

@@ -16,8 +16,8 @@ from behave.runner import Context
 from testkit import index_project, index_summary, pipeline, write_files
 
 from contextpipe import ContextpipeError, Pipeline
-from contextpipe.store._text_index import TextIndexWriter
-from contextpipe.store._text_layout import TEXT_TABLES, joined_identifiers
+from contextpipe.stores.embedded._text_index import TextIndexWriter
+from contextpipe.stores.embedded._text_layout import TEXT_TABLES, joined_identifiers
 
 
 def _outside(context: Context) -> Path:

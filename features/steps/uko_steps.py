@@ -11,8 +11,8 @@ from behave.runner import Context
 from testkit import index_summary, pipeline
 
 from contextpipe import GraphStats, NodeRecord
-from contextpipe.graph import resolve
-from contextpipe.store._resolution import stored_resolution
+from contextpipe.stores.embedded._resolution import stored_resolution
+from contextpipe.stores.graph import resolve
 
 #: Nodes that are the file itself or pieces of it, not definitions in it.
 _NOT_DEFINITIONS = frozenset({"module", "block", "document", "section", "paragraph", "part"})

@@ -38,9 +38,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, cast
 
-from ._bulk import collector_paused
-from .contract.capabilities import Direction
-from .contract.records import (
+from ..contract.capabilities import Direction
+from ..contract.records import (
     DeclaredEdges,
     EdgeTarget,
     GraphEdge,
@@ -49,7 +48,8 @@ from .contract.records import (
     NodeRecord,
     TargetForm,
 )
-from .text import is_file_name
+from ..text import is_file_name
+from ._bulk import collector_paused
 
 if TYPE_CHECKING:
     import networkx as nx

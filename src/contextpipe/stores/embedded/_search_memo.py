@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from ..contract.records import TextHit
+from ...contract.records import TextHit
 
 if TYPE_CHECKING:
     from ._text_index import Float, Int, Scored

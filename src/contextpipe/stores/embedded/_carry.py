@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..contract.records import MemoryItem, MemoryScope, NewFragment, NodeRecord
+from ...contract.records import MemoryItem, MemoryScope, NewFragment, NodeRecord
 from ._rows import FRAGMENT_COLUMNS, as_fragment
 
 #: Rule 3: one row per memory item.

@@ -35,9 +35,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..contract.records import VectorCoverage, VectorHit
-from ..logs import logger
-from ..models import ContextFragment, RequestFilters
+from ...contract.records import VectorCoverage, VectorHit
+from ...logs import logger
+from ...models import ContextFragment, RequestFilters
 from . import _sealed, _vector_ann, _vector_rows
 from ._rows import narrows
 from ._vectors import (

@@ -4,7 +4,7 @@ reading the graph reads the answer instead of resolving hundreds of thousands of
 
 A write session resolves, before its last commit, only what its changes can have
 changed (what a target resolves to depends on every file's root node and on the
-definitions of the name it uses; see `contextpipe.graph`):
+definitions of the name it uses; see `contextpipe.stores.graph`):
 
 1. Every group written since the last resolution (`resolved` is NULL).
 2. Every group naming a definition (`symbol`, `local`, `member`) whose name a file defined
@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..contract.records import DeclaredEdges, EdgeTarget, NodeRecord, TargetForm
+from ...contract.records import DeclaredEdges, EdgeTarget, NodeRecord, TargetForm
 from ..graph import ResolvedEdges, resolve_targets
 
 #: An edge target's alternative names, one per line in the `target` column.

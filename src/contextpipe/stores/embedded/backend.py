@@ -30,11 +30,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
-from ..config.schema import APPROXIMATE_VECTORS_ABOVE, MemorySettings
-from ..contract.capabilities import Backends
-from ..contract.hookspecs import hookimpl
-from ..contract.records import (
+from ...config import Settings
+from ...config.schema import APPROXIMATE_VECTORS_ABOVE, MemorySettings
+from ...contract.capabilities import Backends
+from ...contract.hookspecs import hookimpl
+from ...contract.records import (
     MEMORY_URI_PREFIX,
     CarriedMemory,
     DeclaredEdges,
@@ -50,12 +50,12 @@ from ..contract.records import (
     TargetForm,
     TextHit,
 )
-from ..contract.store import StoreBackend
-from ..errors import StoreError
+from ...contract.store import StoreBackend
+from ...errors import StoreError
+from ...logs import logger
+from ...models import ContextFragment, RequestFilters, RequestScope
+from ...text import matched_terms, query_terms
 from ..graph import ResolvedEdges, ResolvedGraph, defined_name, resolve
-from ..logs import logger
-from ..models import ContextFragment, RequestFilters, RequestScope
-from ..text import matched_terms, query_terms
 from . import _vectors
 from ._health import (
     clear_damage,

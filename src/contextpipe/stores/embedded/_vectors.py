@@ -33,10 +33,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..contract.records import VectorCoverage
-from ..errors import StoreError
-from ..logs import logger
-from ..models import ContextFragment, RequestFilters
+from ...contract.records import VectorCoverage
+from ...errors import StoreError
+from ...logs import logger
+from ...models import ContextFragment, RequestFilters
 from ._health import is_damage, rollback
 
 if TYPE_CHECKING:
