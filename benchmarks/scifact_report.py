@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import contextpipe
-from contextpipe.cli import cli
+from contextpipe.faces.cli import cli
 
 _REPOSITORY = Path(__file__).resolve().parent.parent
 

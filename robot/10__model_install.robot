@@ -100,7 +100,7 @@ An Environment Of Its Own With A Copy Of The WordLlama Model
     ...    modules=pathlib
     Copy Directory    ${here}/${record}    ${site}/${record}
     Create File    ${env}/bin/contextpipe
-    ...    \#!${env}/bin/python\nimport sys\n\nfrom contextpipe.cli import main\n\nsys.exit(main())\n
+    ...    \#!${env}/bin/python\nimport sys\n\nfrom contextpipe.faces.cli import main\n\nsys.exit(main())\n
     Evaluate    os.chmod($env + "/bin/contextpipe", 0o755)    modules=os
     Set Suite Variable    ${OLD_PATH}    %{PATH}
     Set Environment Variable    PATH    ${env}/bin:%{PATH}

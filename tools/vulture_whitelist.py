@@ -2,7 +2,6 @@
 # ruff: noqa: B018  (vulture whitelists are bare expressions by design)
 
 import contextpipe
-from contextpipe import cli
 from contextpipe.config import TokenizerSettings
 from contextpipe.config.schema import EmbeddingSettings
 from contextpipe.contract.capabilities import GraphView, Timeline
@@ -13,8 +12,11 @@ from contextpipe.contract.hookspecs import (
     contextpipe_strategies,
 )
 from contextpipe.embedders import _bert, _session, minilm, wordllama
+from contextpipe.faces import cli
+from contextpipe.faces.cli import configuring, evaluating, indexing
 from contextpipe.models import AssembledContext, ContextRequest, StrategyReport
-from contextpipe.stores.embedded import _vector_ann, embedded
+from contextpipe.stores.embedded import _vector_ann
+from contextpipe.stores.embedded import backend as embedded
 
 TokenizerSettings._known  # pydantic field validator
 ContextRequest._query_not_blank  # pydantic field validator
@@ -51,16 +53,16 @@ Timeline.recent
 embedded.EmbeddedStore.recent
 contextpipe.__getattr__  # module attributes on first use (PEP 562)
 contextpipe.__dir__
-cli.init  # click commands
-cli.config_init
-cli.config_show
-cli.schema
-cli.model_install
-cli.model_list
-cli.graph_stats_command
-cli.graph_show
-cli.eval_beir
-cli.eval_fileloc
-cli.tune_beir
-cli.eval_locomo
+indexing.init  # click commands
+configuring.config_init
+configuring.config_show
+configuring.schema
+configuring.model_install
+configuring.model_list
+indexing.graph_stats_command
+indexing.graph_show
+evaluating.eval_beir
+evaluating.eval_fileloc
+evaluating.tune_beir
+evaluating.eval_locomo
 cli.main  # console-script entry point

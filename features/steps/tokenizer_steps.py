@@ -386,7 +386,7 @@ def latin1_project_indexed(context: Context) -> None:
 @when('I run "contextpipe {arguments}" in a new process')
 def run_recording_imports(context: Context, arguments: str) -> None:
     # `-X importtime` lists every module the process imports, on stderr.
-    script = "from contextpipe.cli import main; main()"
+    script = "from contextpipe.faces.cli import main; main()"
     env = {key: value for key, value in os.environ.items() if not key.startswith("CONTEXTPIPE_")}
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", script, *shlex.split(arguments)],
