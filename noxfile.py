@@ -63,8 +63,11 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def imports(session: nox.Session) -> None:
-    """import-linter: the layer and storage-seam contracts in pyproject.toml."""
+    """import-linter: the layer and storage-seam contracts in pyproject.toml, and every
+    module in a layer.
+    """
     session.run("lint-imports")
+    session.run("python", "tools/placed_modules.py")
 
 
 def _fresh_reports(name: str) -> Path:

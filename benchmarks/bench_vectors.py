@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 import contextpipe
-from contextpipe.evaluation.beir import read_beir
-from contextpipe.evaluation.project import indexed_project
+from contextpipe.faces.evaluation.beir import read_beir
+from contextpipe.faces.evaluation.project import indexed_project
 from contextpipe.pipeline.vectors import with_vectors
 
 from ._corpus import QUICK, SIZES, build_corpora, latency_queries, memoized, percentiles

@@ -11,7 +11,7 @@ from behave.model import Scenario
 from behave.runner import Context
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from contextpipe.logs import configure_logging
+from contextpipe.core.logs import configure_logging
 
 
 def before_all(context: Context) -> None:

@@ -11,10 +11,10 @@ from contextpipe.contract.hookspecs import (
     contextpipe_stores,
     contextpipe_strategies,
 )
+from contextpipe.core.models import AssembledContext, ContextRequest, StrategyReport
 from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.faces import cli
 from contextpipe.faces.cli import configuring, evaluating, indexing
-from contextpipe.models import AssembledContext, ContextRequest, StrategyReport
 from contextpipe.stores.embedded import _vector_ann
 from contextpipe.stores.embedded import backend as embedded
 

@@ -30,7 +30,7 @@ from contextpipe import (
     ContextRequest,
     RequestFilters,
 )
-from contextpipe.models import content_hash
+from contextpipe.core.models import content_hash
 from contextpipe.plugins import RegisteredStrategy
 
 

@@ -30,7 +30,7 @@ from testkit import (
 )
 
 from contextpipe import AssembledContext, ContextRequest, OutputFormat, Pipeline
-from contextpipe._memo import BoundedMemo
+from contextpipe.core._memo import BoundedMemo
 
 
 def _request(context: Context) -> ContextRequest:

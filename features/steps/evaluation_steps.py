@@ -336,7 +336,7 @@ def scripted_objective(
 
 @when('the search runs over "{first}" and "{second}"')
 def search_runs(context: Context, first: str, second: str) -> None:
-    from contextpipe.evaluation.tuning import RRF_KS, WEIGHT_FACTORS, Parameter, search
+    from contextpipe.faces.evaluation.tuning import RRF_KS, WEIGHT_FACTORS, Parameter, search
 
     parameters = [
         Parameter(first, tuple(1.0 * factor for factor in WEIGHT_FACTORS)),

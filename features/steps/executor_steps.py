@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 from testkit import ScriptedStrategy, assemble, propose, register_strategy, report, result
 
 from contextpipe import Backends, ContextRequest, StrategySelection
-from contextpipe.logs import configure_logging
+from contextpipe.core.logs import configure_logging
 
 
 @then('the report of "{name}" shows {count:d} candidates proposed')

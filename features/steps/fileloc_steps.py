@@ -9,7 +9,7 @@ from behave.runner import Context
 from testkit import git, write_files
 
 from contextpipe import ContextpipeError
-from contextpipe.evaluation import FilelocEvaluation, evaluate_fileloc, read_tasks
+from contextpipe.faces.evaluation import FilelocEvaluation, evaluate_fileloc, read_tasks
 
 
 def _files(context: Context) -> dict[str, str]:

@@ -11,7 +11,7 @@ from behave.runner import Context
 from testkit import result
 
 from contextpipe import AssembledContext, get_tokenizer
-from contextpipe.models import json_schema
+from contextpipe.core.models import json_schema
 
 
 def _fields(listing: str) -> list[str]:

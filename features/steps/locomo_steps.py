@@ -9,8 +9,8 @@ from behave import given, then, when
 from behave.runner import Context
 
 from contextpipe import ContextpipeError
-from contextpipe.evaluation import evaluate_locomo, memory_project, read_locomo
-from contextpipe.evaluation.locomo import normalised_ids
+from contextpipe.faces.evaluation import evaluate_locomo, memory_project, read_locomo
+from contextpipe.faces.evaluation.locomo import normalised_ids
 
 
 @given('a LoCoMo file "{name}" with the conversation "{sample}" of the sessions:')

@@ -85,7 +85,7 @@ _DEMO_PLUGIN = '''\
 """A third-party strategy plugin, as a package would ship it."""
 
 from contextpipe import Candidate, ContextFragment, SourceRef, get_tokenizer, hookimpl
-from contextpipe.models import content_hash, fragment_id
+from contextpipe.core.models import content_hash, fragment_id
 
 TEXT = "The demo plugin knows that budgets are split by weight."
 URI = "uko://doc/demo/notes.md#demo"

@@ -31,7 +31,7 @@ from contextpipe import (
     StrategySelection,
 )
 from contextpipe.assembly.rendering import renderer_for
-from contextpipe.tokens import APPROX, TOKENIZER_NAMES, ApproximateTokenizer
+from contextpipe.text.tokens import APPROX, TOKENIZER_NAMES, ApproximateTokenizer
 
 _PATHS = ("docs/budget.md", "src/allocator.py", "notes/日本語 notes.txt", 'odd "quoted" <path>.md')
 _METADATA: tuple[dict[str, str], ...] = (

@@ -41,7 +41,7 @@ from contextpipe import (
     TextHit,
     VectorHit,
 )
-from contextpipe.models import content_hash, fragment_id
+from contextpipe.core.models import content_hash, fragment_id
 
 CASES_ENV = "CONTEXTPIPE_FUZZ_CASES"
 PROBER = "prober"

@@ -61,7 +61,7 @@ from contextpipe import (
     get_tokenizer,
     query_terms,
 )
-from contextpipe.models import content_hash, fragment_id
+from contextpipe.core.models import content_hash, fragment_id
 from contextpipe.plugins import StoreRegistry
 
 #: A limit no scenario's project reaches: "everything".

@@ -29,7 +29,7 @@ from contextpipe import (
     Retrieved,
     get_tokenizer,
 )
-from contextpipe.models import DetailDepth
+from contextpipe.core.models import DetailDepth
 
 
 def _add(context: Context, strategy: ScriptedStrategy) -> None:

@@ -36,8 +36,8 @@ from contextpipe import (
     get_tokenizer,
     hookimpl,
 )
+from contextpipe.core.models import DetailDepth, content_hash, fragment_id
 from contextpipe.ingest.indexer import IndexSummary
-from contextpipe.models import DetailDepth, content_hash, fragment_id
 
 #: A small documentation set and some code, as a user would index it.
 SAMPLE_FILES: dict[str, str] = {

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from testkit import SAMPLE_FILES, assemble, pipeline, result, write_files
 
 from contextpipe import AssembledContext, ContextRequest, TokenizerError, get_tokenizer
-from contextpipe.tokens import _ENCODINGS, _load_ranks  # pyright: ignore[reportPrivateUsage]
-from contextpipe.tokens._python_bpe import Latin1Counter
+from contextpipe.text.tokens import _ENCODINGS, _load_ranks  # pyright: ignore[reportPrivateUsage]
+from contextpipe.text.tokens._python_bpe import Latin1Counter
 
 
 @cache
@@ -408,7 +408,7 @@ def run_recording_imports(context: Context, arguments: str) -> None:
 
 @then("that process never imported tiktoken")
 def tiktoken_not_imported(context: Context) -> None:
-    assert "contextpipe.tokens" in context.imported, "the importtime list is empty"
+    assert "contextpipe.text.tokens" in context.imported, "the importtime list is empty"
     assert "tiktoken" not in context.imported, "tiktoken was imported"
 
 

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
         VectorWriter,
     )
     from .contract.strategy import ContextStrategy, Retrieved
-    from .errors import (
+    from .core.errors import (
         BudgetError,
         ConfigError,
         ContextpipeError,
@@ -72,11 +72,9 @@ if TYPE_CHECKING:
         StoreError,
         TokenizerError,
     )
-    from .formats import CONFIG_FILENAME, OutputFormat
-    from .ingest.embedding import EmbedProgress, EmbedSummary
-    from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
-    from .logs import configure_logging
-    from .models import (
+    from .core.formats import CONFIG_FILENAME, OutputFormat
+    from .core.logs import configure_logging
+    from .core.models import (
         AssembledContext,
         Candidate,
         ChatMessage,
@@ -93,9 +91,13 @@ if TYPE_CHECKING:
         StrategySelection,
         json_schema,
     )
+    from .ingest.embedding import EmbedProgress, EmbedSummary
+    from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
     from .pipeline import Pipeline, WarmUp
     from .plugins import EmbedderRegistry, PluginInfo, RegisteredStrategy
-    from .text import (
+    from .text.tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
+    from .text.tokens._rank_cache import cache_dir
+    from .text.words import (
         CodeLocation,
         CodeMentions,
         SourceRole,
@@ -107,8 +109,6 @@ if TYPE_CHECKING:
         query_terms,
         source_role,
     )
-    from .tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
-    from .tokens._rank_cache import cache_dir
 
 __version__ = "0.1.0"
 
@@ -117,7 +117,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "assembly.budget": ("AllocationRequest", "BudgetAllocator"),
     "config": ("Settings", "load_settings", "strategy_options"),
     "contract.embedding": ("MODEL_INSTALL_COMMAND", "Embedder"),
-    "errors": (
+    "core.errors": (
         "BudgetError",
         "ConfigError",
         "ContextpipeError",
@@ -125,12 +125,12 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "StoreError",
         "TokenizerError",
     ),
-    "formats": ("CONFIG_FILENAME", "OutputFormat"),
+    "core.formats": ("CONFIG_FILENAME", "OutputFormat"),
     "contract.hookspecs": ("hookimpl",),
     "ingest.embedding": ("EmbedProgress", "EmbedSummary"),
     "ingest.indexer": ("ForgetSummary", "IndexProgress", "IndexSummary", "Skipped"),
-    "logs": ("configure_logging",),
-    "models": (
+    "core.logs": ("configure_logging",),
+    "core.models": (
         "AssembledContext",
         "Candidate",
         "ChatMessage",
@@ -196,7 +196,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "VectorWriter",
     ),
     "contract.strategy": ("ContextStrategy", "Retrieved"),
-    "text": (
+    "text.words": (
         "CodeLocation",
         "CodeMentions",
         "SourceRole",
@@ -208,8 +208,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "query_terms",
         "source_role",
     ),
-    "tokens": ("Tokenizer", "get_tokenizer", "preload_tokenizer", "warm_up_tokenizer"),
-    "tokens._rank_cache": ("cache_dir",),
+    "text.tokens": ("Tokenizer", "get_tokenizer", "preload_tokenizer", "warm_up_tokenizer"),
+    "text.tokens._rank_cache": ("cache_dir",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 

@@ -35,8 +35,8 @@ from .contract import hookspecs
 from .contract.embedding import Embedder
 from .contract.store import Store, StoreBackend
 from .contract.strategy import ContextStrategy
-from .errors import ConfigError, ContextpipeError, StoreError, described
-from .logs import logger
+from .core.errors import ConfigError, ContextpipeError, StoreError, described
+from .core.logs import logger
 
 _T = TypeVar("_T")
 

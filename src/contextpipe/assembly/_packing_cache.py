@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .._memo import BoundedMemo
-from ..models import ContextFragment
-from ..text import words_in
+from ..core._memo import BoundedMemo
+from ..core.models import ContextFragment
+from ..text.words import words_in
 
 # A request touches tens of fragments, so these sizes cover hundreds of recent requests.
 #: Fragments whose word bitsets are kept (each an int up to `_VOCABULARY_CAP` bits wide).

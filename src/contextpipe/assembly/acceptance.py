@@ -42,10 +42,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._memo import BoundedMemo
 from ..contract.proposals import REACH
-from ..models import Candidate, ContextFragment, DroppedRow, StrategyReport
-from ..tokens import Tokenizer
+from ..core._memo import BoundedMemo
+from ..core.models import Candidate, ContextFragment, DroppedRow, StrategyReport
+from ..text.tokens import Tokenizer
 from .variants import RequestVariants, VariantLookup, stored_shallower
 
 #: Texts whose hashes, and (tokenizer, hash) pairs whose counts, are remembered: the same

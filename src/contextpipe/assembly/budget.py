@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..errors import BudgetError
+from ..core.errors import BudgetError
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..text import source_role
+from ..text.words import source_role
 from .fusion import FusedItem
 
 #: How far below the last source item the best other item lands.

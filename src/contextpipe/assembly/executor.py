@@ -36,9 +36,9 @@ from pydantic import ValidationError
 
 from ..contract.capabilities import Backends
 from ..contract.strategy import NOTE_LIMIT, ContextStrategy, Retrieved
-from ..errors import described, validation_problem
-from ..logs import logger
-from ..models import Candidate, ContextRequest, StrategyReport, StrategyStatus
+from ..core.errors import described, validation_problem
+from ..core.logs import logger
+from ..core.models import Candidate, ContextRequest, StrategyReport, StrategyStatus
 from ..plugins import RegisteredStrategy
 from ._threads import OwnLoop, PlainBatch, StuckCalls, Ticket, stop_loops
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ..models import Candidate, ContextFragment
+from ..core.models import Candidate, ContextFragment
 
 
 @dataclass(frozen=True)

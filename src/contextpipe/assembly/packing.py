@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
 
-from .._dropped import DroppedList
 from ..config import PackingSettings
-from ..errors import BudgetError
-from ..models import ContextFragment, ContextRequest, SourceRef
-from ..tokens import Tokenizer
+from ..core._dropped import DroppedList
+from ..core.errors import BudgetError
+from ..core.models import ContextFragment, ContextRequest, SourceRef
+from ..text.tokens import Tokenizer
 from ._packing_cache import PackingCache, Unit
 from .fusion import FusedItem
 from .rendering import Rendered, Renderer

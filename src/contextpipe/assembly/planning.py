@@ -42,10 +42,10 @@ from dataclasses import dataclass, replace
 
 from ..config import Settings, StrategySettings
 from ..contract.capabilities import GRAPH, Backends, GraphView
-from ..errors import ContextpipeError
-from ..models import ContextRequest, StrategyReport, StrategyStatus
+from ..core.errors import ContextpipeError
+from ..core.models import ContextRequest, StrategyReport, StrategyStatus
 from ..plugins import RegisteredStrategy, StrategyRegistry
-from ..text import code_mentions
+from ..text.words import code_mentions
 from .budget import AllocationRequest, BudgetAllocator
 from .executor import PlannedRun, StrategyExecutor
 

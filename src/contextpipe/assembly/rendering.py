@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Protocol
 from xml.sax.saxutils import escape, quoteattr
 
-from ..models import ChatMessage, ContextFragment, ContextRequest, OutputFormat
+from ..core.models import ChatMessage, ContextFragment, ContextRequest, OutputFormat
+from ..text.words import shown_name
 
 SYSTEM_PROMPT = (
     "Use the context below to answer. Each part names its source path and lines; cite them."
@@ -89,20 +90,8 @@ class _BlockRenderer(ABC):
         return self.render_blocks([self.block(f) for f in fragments], request)
 
 
-# Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
-_ESCAPES = {
-    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    for code in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)
-} | {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\"}
-
-
 # Line breaks that JSON leaves raw in a string (it escapes those below U+0020).
 _JSON_LINE_BREAKS = {code: f"\\u{code:04x}" for code in (0x85, 0x2028, 0x2029)}
-
-
-def shown_name(name: str) -> str:
-    """A file name or path as output shows it: on one line, control characters escaped."""
-    return name.translate(_ESCAPES)
 
 
 def _location(fragment: ContextFragment) -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from ..logs import logger
-from ..models import (
+from ..core.logs import logger
+from ..core.models import (
     AssembledContext,
     ContextRequest,
     DroppedList,
@@ -22,7 +22,7 @@ from ..models import (
     StrategyReport,
     result_fragments,
 )
-from ..tokens import Tokenizer
+from ..text.tokens import Tokenizer
 from .fusion import FusedItem
 from .packing import Packed
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from ..contract.capabilities import FragmentLookup
-from ..models import ContextFragment, RequestFilters
+from ..core.models import ContextFragment, RequestFilters
 
 #: Every stored depth of a node, deepest first (`FragmentLookup.variants`, or a stand-in).
 VariantLookup = Callable[[str], Sequence[ContextFragment]]

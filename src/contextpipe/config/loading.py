@@ -21,8 +21,8 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError, validation_problem
-from ..formats import CONFIG_FILENAME
+from ..core.errors import ConfigError, validation_problem
+from ..core.formats import CONFIG_FILENAME
 from .schema import Settings
 
 ENV_PREFIX = "CONTEXTPIPE_"

@@ -13,8 +13,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import ConfigError, validation_problem
-from ..formats import TOKENIZER_NAMES
+from ..core.errors import ConfigError, validation_problem
+from ..core.formats import TOKENIZER_NAMES
 
 # TOML values are typed: a string where a number belongs is a mistake, not a conversion.
 # TOML also has `inf` and `nan`, which no setting means: every number must be finite.

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from ..models import ContextFragment, RequestFilters
+from ..core.models import ContextFragment, RequestFilters
 from .records import (
     GraphEdge,
     GraphNode,

@@ -24,7 +24,7 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
-from ..models import ContextFragment
+from ..core.models import ContextFragment
 
 #: A strategy's list holding this many times its allocation is all acceptance reads.
 REACH = 2

@@ -14,7 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..models import ContextFragment
+from ..core.models import ContextFragment
 
 if TYPE_CHECKING:
     pass

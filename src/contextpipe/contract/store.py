@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..models import RequestScope
+from ..core.models import RequestScope
 from .capabilities import (
     Backends,
     VectorIndex,

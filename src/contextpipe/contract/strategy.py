@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..models import Candidate, ContextRequest
+from ..core.models import Candidate, ContextRequest
 from .capabilities import Backends
 
 #: The longest note a report keeps of a strategy's `Retrieved.note` (characters).

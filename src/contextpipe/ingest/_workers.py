@@ -31,7 +31,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from ..errors import ContextpipeError
+from ..core.errors import ContextpipeError
 
 
 class _Worker:

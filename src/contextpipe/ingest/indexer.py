@@ -27,10 +27,10 @@ from typing import Protocol
 from ..config import IngestSettings
 from ..contract.records import EdgeRecord, NewFragment, NodeRecord, SkipReason, StoredFile
 from ..contract.store import IndexWriter, Store
-from ..errors import ContextpipeError
-from ..logs import logger
-from ..models import ContextFragment, DetailDepth, SourceRef, content_hash, fragment_id
-from ..tokens import Tokenizer, get_tokenizer
+from ..core.errors import ContextpipeError
+from ..core.logs import logger
+from ..core.models import ContextFragment, DetailDepth, SourceRef, content_hash, fragment_id
+from ..text.tokens import Tokenizer, get_tokenizer
 from ._workers import run_in_workers
 from .history import Revision, git_revisions
 from .nodes import FileNodes, Node, file_nodes

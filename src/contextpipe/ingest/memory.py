@@ -46,9 +46,9 @@ from ..contract.records import (
     NodeRecord,
 )
 from ..contract.store import Store
-from ..errors import ContextpipeError
-from ..models import ContextFragment, SourceRef, content_hash, fragment_id, in_utc_range
-from ..tokens import Tokenizer
+from ..core.errors import ContextpipeError
+from ..core.models import ContextFragment, SourceRef, content_hash, fragment_id, in_utc_range
+from ..text.tokens import Tokenizer
 
 
 def memory_scope(session: str | None, user: str | None) -> tuple[MemoryScope, str]:

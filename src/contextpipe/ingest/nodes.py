@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from ..assembly.rendering import shown_name
 from ..contract.records import EdgeTarget, TargetForm
+from ..text.words import shown_name
 from .code import PARSED_LANGUAGES, Definition, NameUse, ParsedCode, flatten, parse_code
 
 CODE_LANGUAGES: dict[str, str] = {

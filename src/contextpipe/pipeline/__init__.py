@@ -41,9 +41,15 @@ from ..config import (
 from ..contract.capabilities import VECTORS, Backends, GraphView
 from ..contract.records import CarriedMemory, MemoryItem, MemoryScope, StoreStats
 from ..contract.store import Store
-from ..errors import ConfigError, ContextpipeError, EmbedderError, StoreError, validation_problem
-from ..logs import configure_logging, is_configured, logger
-from ..models import (
+from ..core.errors import (
+    ConfigError,
+    ContextpipeError,
+    EmbedderError,
+    StoreError,
+    validation_problem,
+)
+from ..core.logs import configure_logging, is_configured, logger
+from ..core.models import (
     AssembledContext,
     ContextFragment,
     ContextRequest,
@@ -59,7 +65,7 @@ from ..plugins import (
     StrategyRegistry,
     commented_default_config,
 )
-from ..tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
+from ..text.tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
 from ._host_memory import available_memory
 from ._loops import ThreadLoops
 from ._shared_search import with_shared_text

@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 from ..contract.capabilities import Backends, TextSearch
 from ..contract.records import TextHit
-from ..models import ContextFragment, RequestFilters
+from ..core.models import ContextFragment, RequestFilters
 
 H = TypeVar("H")
 

@@ -25,8 +25,8 @@ from ..contract.capabilities import VECTORS, Backends, VectorIndex
 from ..contract.embedding import Embedder
 from ..contract.records import VectorCoverage, VectorHit
 from ..contract.store import Store
-from ..errors import EmbedderError
-from ..models import ContextFragment, RequestFilters, RequestScope
+from ..core.errors import EmbedderError
+from ..core.models import ContextFragment, RequestFilters, RequestScope
 from ._shared_search import Shared
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ from ..contract.records import (
     NodeRecord,
     TargetForm,
 )
-from ..text import is_file_name
+from ..text.words import is_file_name
 from ._bulk import collector_paused
 
 if TYPE_CHECKING:

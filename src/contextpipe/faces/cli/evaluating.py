@@ -16,7 +16,7 @@ import click
 from ... import CONFIG_FILENAME
 
 if TYPE_CHECKING:
-    from ...evaluation import BeirSet, EvalProgress, Project
+    from ..evaluation import BeirSet, EvalProgress, Project
 
 from ._base import CliContext, F, errors, format_option
 from ._progress import BarProgress, progress_bar
@@ -52,7 +52,7 @@ def _evaluation(
     """
     from rich.console import Console
 
-    from ...evaluation import indexed_project, read_beir
+    from ..evaluation import indexed_project, read_beir
 
     data = read_beir(folder, split)
     if limit is not None:
@@ -102,7 +102,7 @@ def eval_beir(
     The corpus is indexed into a temporary store under your settings (config file and
     environment); your own store is not touched.
     """
-    from ...evaluation import evaluate
+    from ..evaluation import evaluate
 
     with errors(), _evaluation(obj, folder, split, limit) as (data, project, progress):
         result = evaluate(project, data, progress)
@@ -146,7 +146,7 @@ def eval_fileloc(
     """
     from rich.console import Console
 
-    from ...evaluation import evaluate_fileloc, read_tasks
+    from ..evaluation import evaluate_fileloc, read_tasks
 
     config = obj.config_file()
     stderr = Console(stderr=True)
@@ -185,7 +185,7 @@ def eval_locomo(obj: CliContext, file: Path, output_format: str) -> None:
     """
     from rich.console import Console
 
-    from ...evaluation import evaluate_locomo, memory_project, read_locomo
+    from ..evaluation import evaluate_locomo, memory_project, read_locomo
 
     config = obj.config_file()
     stderr = Console(stderr=True)
@@ -239,7 +239,7 @@ def tune_beir(
     the BEIR FOLDER, and write the winners to the config file (--config, else
     ./config.toml), with a comment saying what was tuned; other settings and comments stay.
     """
-    from ...evaluation import searched, tune, tuned_config, tuning_note
+    from ..evaluation import searched, tune, tuned_config, tuning_note
 
     target = obj.config or Path(CONFIG_FILENAME)
     with errors(), _evaluation(obj, folder, split, limit) as (data, project, progress):

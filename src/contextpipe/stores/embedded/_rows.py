@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from ...models import ContextFragment, RequestFilters
+from ...core.models import ContextFragment, RequestFilters
 
 FRAGMENT_COLUMNS = (
     "id, uri, depth, path, start_line, end_line, kind, title, language, text, token_count,"

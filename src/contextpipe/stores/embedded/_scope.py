@@ -36,9 +36,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..._memo import BoundedMemo
 from ...contract.records import TextHit, VectorCoverage, VectorHit
-from ...models import ContextFragment, RequestFilters, RequestScope
+from ...core._memo import BoundedMemo
+from ...core.models import ContextFragment, RequestFilters, RequestScope
 from ._rows import HIDDEN_MEMORY, narrows, utc
 from ._search_memo import SearchMemo
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
-from ...logs import logger
+from ...core.logs import logger
 from ._vectors import APPROXIMATE_NAME, MATRIX_STATE_NAME
 
 Seal = dict[str, object]

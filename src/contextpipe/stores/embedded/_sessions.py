@@ -26,9 +26,9 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from ..._memo import BoundedMemo
-from ...logs import logger
-from ...models import ContextFragment, RequestFilters
+from ...core._memo import BoundedMemo
+from ...core.logs import logger
+from ...core.models import ContextFragment, RequestFilters
 from ._rows import FRAGMENT_COLUMNS, as_fragment, filter_sql, utc
 from ._scope import Rows
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...text import identifier_words
+from ...text.words import identifier_words
 
 #: The text index's tokenizer; the FTS5 table and the keyword index's stemming use it.
 TOKENIZE = "porter unicode61 remove_diacritics 2"

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from ..._memo import BoundedMemo
-from ...models import ContextFragment
+from ...core._memo import BoundedMemo
+from ...core.models import ContextFragment
 from ._rows import ScopeSql, as_fragment
 
 LIMIT = 4_096

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...logs import logger
+from ...core.logs import logger
 from . import _sealed, _vector_faiss
 from ._vector_rows import FLOAT16, FLOAT32
 from ._vectors import APPROXIMATE_NAME, stored_vectors

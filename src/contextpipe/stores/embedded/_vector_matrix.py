@@ -36,8 +36,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...contract.records import VectorCoverage, VectorHit
-from ...logs import logger
-from ...models import ContextFragment, RequestFilters
+from ...core.logs import logger
+from ...core.models import ContextFragment, RequestFilters
 from . import _sealed, _vector_ann, _vector_rows
 from ._rows import narrows
 from ._vectors import (

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...contract.records import VectorCoverage
-from ...errors import StoreError
-from ...logs import logger
-from ...models import ContextFragment, RequestFilters
+from ...core.errors import StoreError
+from ...core.logs import logger
+from ...core.models import ContextFragment, RequestFilters
 from ._health import is_damage, rollback
 
 if TYPE_CHECKING:

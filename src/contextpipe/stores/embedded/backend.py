@@ -51,10 +51,10 @@ from ...contract.records import (
     TextHit,
 )
 from ...contract.store import StoreBackend
-from ...errors import StoreError
-from ...logs import logger
-from ...models import ContextFragment, RequestFilters, RequestScope
-from ...text import matched_terms, query_terms
+from ...core.errors import StoreError
+from ...core.logs import logger
+from ...core.models import ContextFragment, RequestFilters, RequestScope
+from ...text.words import matched_terms, query_terms
 from ..graph import ResolvedEdges, ResolvedGraph, defined_name, resolve
 from . import _vectors
 from ._health import (

@@ -16,6 +16,8 @@ query and a fragment the same way.
   `budget_allocator` both say `budget allocator`, so a question in plain words finds code.
 - Stemming is the text index's business (the embedded store's FTS5 uses Porter); terms here
   are whole words, so that every backend can stem them its own way.
+- A name or path is shown on one line wherever it is printed (`shown_name`: control
+  characters escaped), in an index's node listings as in the rendered context.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Literal
 
-from ._memo import memoised
+from ..core._memo import memoised
 
 #: The most terms a query is searched for; longer queries keep their first terms.
 MAX_QUERY_TERMS = 32
@@ -383,3 +385,15 @@ def source_role(path: str) -> SourceRole:
     if pure.suffix in _CONFIG_ENDINGS or name.startswith("."):
         return "config"
     return "source"
+
+
+# Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
+_ESCAPES = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)
+} | {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\"}
+
+
+def shown_name(name: str) -> str:
+    """A file name or path as output shows it: on one line, control characters escaped."""
+    return name.translate(_ESCAPES)

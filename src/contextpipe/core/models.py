@@ -21,7 +21,9 @@ from pydantic import (
     model_validator,
 )
 
+from ._dropped import DroppedFragment as DroppedFragment
 from ._dropped import DroppedList
+from ._dropped import DroppedRow as DroppedRow
 from .formats import OutputFormat
 
 #: Detail depths a node can be rendered at: listing, skeleton, full text.
@@ -306,20 +308,6 @@ class StrategyReport(BaseModel):
     rejected: int = Field(default=0, description="Candidates that broke the contract.")
     accepted: int = 0
     elapsed_ms: float = 0.0
-
-
-class DroppedFragment(BaseModel):
-    """A candidate that was proposed but left out of the context, and why."""
-
-    model_config = _FROZEN
-
-    id: str
-    uko_uri: str
-    reason: str
-
-
-#: A dropped candidate as the pipeline records it: fragment id, node URI, reason.
-DroppedRow = tuple[str, str, str]
 
 
 class AssembledContext(BaseModel):

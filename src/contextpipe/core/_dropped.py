@@ -11,24 +11,32 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
-from pydantic import GetCoreSchemaHandler, TypeAdapter
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, TypeAdapter
 from pydantic_core import core_schema
 
-if TYPE_CHECKING:
-    from .models import DroppedFragment, DroppedRow
+
+class DroppedFragment(BaseModel):
+    """A candidate that was proposed but left out of the context, and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    uko_uri: str
+    reason: str
+
+
+#: A dropped candidate as the pipeline records it: fragment id, node URI, reason.
+DroppedRow = tuple[str, str, str]
 
 
 @functools.cache
 def _adapter() -> TypeAdapter[tuple[DroppedFragment, ...]]:
-    # Looked up on first use: `models` imports this module to declare its field.
-    from .models import DroppedFragment
-
     return TypeAdapter(tuple[DroppedFragment, ...])
 
 
-class DroppedList(Sequence["DroppedFragment"]):
+class DroppedList(Sequence[DroppedFragment]):
     """A tuple of `DroppedFragment` to every reader, kept as rows until first read."""
 
     __slots__ = ("_entries", "_rows")
@@ -85,8 +93,6 @@ class DroppedList(Sequence["DroppedFragment"]):
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        from .models import DroppedFragment  # see `_adapter`
-
         entries = handler.generate_schema(tuple[DroppedFragment, ...])
         from_entries = core_schema.no_info_after_validator_function(cls.of, entries)
         return core_schema.json_or_python_schema(

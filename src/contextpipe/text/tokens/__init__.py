@@ -31,8 +31,8 @@ from concurrent.futures import Future
 from importlib import resources
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from ..errors import TokenizerError
-from ..formats import APPROX, TOKENIZER_NAMES
+from ...core.errors import TokenizerError
+from ...core.formats import APPROX, TOKENIZER_NAMES
 from ._rank_cache import read_ranks, write_ranks
 
 if TYPE_CHECKING:
