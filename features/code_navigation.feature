@@ -60,6 +60,16 @@ Feature: Finding code from what a request points at, by the structure of the cod
     And the reason of "shop/checkout.py#checkout" is "calls → apply_discount, 1 hop from focus apply_discount"
     And the reason of "shop/receipts.py#print_receipt" mentions "calls → checkout, 2 hops from focus apply_discount"
 
+  Scenario: A depth the packer values at 0 is not proposed: the navigator weighs depths as [packing] does
+    # The navigator kept its own copy of the depth values: the listing of a node two hops
+    # away came in although `[packing] depth_value_listing` said listings are worth nothing.
+    Given the packer weighs relevance only
+    And the packer values a listing at 0
+    When I ask for "what does this do?" within 2000 tokens focused on "apply_discount" using only the navigator
+    Then the context holds "shop/pricing.py#apply_discount" at depth 9
+    And the context holds "shop/checkout.py#checkout" at depth 4
+    And the navigator proposed "shop/checkout.py#checkout" but not "shop/receipts.py#print_receipt"
+
   Scenario Outline: A question about callers gets the callers in full, what it asks about as a skeleton
     # The function asked about came in full, 2,559 of the 3,000 tokens, and its callers
     # were left out: the walk weighed callers and callees alike.

@@ -211,6 +211,11 @@ def relevance_only(context: Context) -> None:
     _reopened_with(context, "packing.mmr_lambda", 1.0)
 
 
+@given("the packer values a {depth} at {value:g}")
+def packer_values_depth(context: Context, depth: str, value: float) -> None:
+    _reopened_with(context, f"packing.depth_value_{depth}", value)
+
+
 def _reopened_with(context: Context, key: str, value: object) -> None:
     """A setting override, read when the pipeline (not the store) opens again."""
     if context.pipeline is not None:

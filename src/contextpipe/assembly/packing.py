@@ -68,7 +68,7 @@ class PackingPolicy:
             mmr_lambda=packing.mmr_lambda,
             duplicate_threshold=packing.duplicate_threshold,
             min_score=packing.min_score,
-            depth_values={9: 1.0, 4: packing.depth_value_skeleton, 0: packing.depth_value_listing},
+            depth_values=packing.depth_values(),
             stop_share=packing.stop_share,
             stop_tokens=packing.stop_tokens,
         )

@@ -166,6 +166,12 @@ class PackingSettings(BaseModel):
         description="Packing never stops early with this many tokens left or more.",
     )
 
+    def depth_values(self) -> dict[int, float]:
+        """Each detail depth's value relative to full text (9), as packing and the
+        strategies that propose several depths of a node weigh them.
+        """
+        return {9: 1.0, 4: self.depth_value_skeleton, 0: self.depth_value_listing}
+
 
 class IngestSettings(BaseModel):
     """What `contextpipe index` reads and how it splits it."""

@@ -30,8 +30,9 @@ Rules, in order:
    keyword hit too: its full text is what matched, and equal texts fuse with other
    strategies' votes); nodes one hop away as skeleton, then listing; farther ones as
    listing. The shallower depths
-   of a node are proposed with its score times `depth_value` (0.6 skeleton, 0.25
-   listing), so that the packer trades detail for coverage. A file found through the
+   of a node are proposed with its score times their value relative to its deepest, as
+   `[packing] depth_value_*` gives them (0.6 skeleton, 0.25 listing), so that the packer
+   trades detail for coverage; a depth valued 0 is not proposed. A file found through the
    text index or its name is proposed from its skeleton down, its full text only when a
    focus names it. Candidates come best score first, enough to hold twice the
    allocation and at least 20.
@@ -109,8 +110,6 @@ _PASSED_OVER = frozenset({"repository", "directory"})
 _FILE_KINDS = frozenset({"module", "document"})
 #: A symbol with more definitions than this says too little to start from.
 _MAX_MATCHES = 12
-#: Value of a shallower depth relative to the node's full text (as the packer weighs them).
-_DEPTH_VALUE = {9: 1.0, 4: 0.6, 0: 0.25}
 
 # Seed weights of what the query names, strongest first (rule 1).
 _LOCATION, _PATH, _DOTTED, _SYMBOL, _FILE_NAME = 1.0, 0.9, 0.8, 0.7, 0.5
@@ -256,8 +255,10 @@ class BreadthDepthNavigator:
     quality = 0.85
     required_backends = frozenset({"graph"})
 
-    def __init__(self, options: NavigatorOptions) -> None:
+    def __init__(self, options: NavigatorOptions, depth_values: Mapping[int, float]) -> None:
         self.options = options
+        # Each depth's value relative to full text, as the packer weighs it (`[packing]`).
+        self._depth_values = dict(depth_values)
         # The graph whose edges were last ready (rule 7), weakly: an old state is let go.
         self._ready: weakref.ref[GraphView] | None = None
 
@@ -338,7 +339,8 @@ class BreadthDepthNavigator:
                 f"; walk stopped at its time limit after {walked} ms (edges and starting"
                 f" points took {waited} ms before it)"
             )
-        return Retrieved(_candidates(walk, scores, variants, wanted, note), report)
+        candidates = _candidates(walk, scores, variants, wanted, self._depth_values, note)
+        return Retrieved(candidates, report)
 
     def _edges_ready(self, graph: GraphView, uri: str, until: float) -> bool:
         """Rule 7, asked of a graph only until its edges were ready once."""
@@ -783,7 +785,12 @@ def _by_score(scores: Mapping[str, float]) -> list[str]:
 
 
 def _candidates(
-    walk: _Walk, scores: Mapping[str, float], variants: _Variants, wanted: int, note: str
+    walk: _Walk,
+    scores: Mapping[str, float],
+    variants: _Variants,
+    wanted: int,
+    depth_values: Mapping[int, float],
+    note: str,
 ) -> list[Candidate]:
     """Rule 5, best nodes first until their deepest texts hold `wanted` tokens."""
     proposals: list[tuple[float, str, Candidate]] = []
@@ -796,9 +803,16 @@ def _candidates(
         where = "focus" if reach.hops == 0 else f"{reach.hops} hop{'s' if reach.hops > 1 else ''}"
         path = reach.seed if reach.hops == 0 else f"{reach.step}, {where} from {reach.seed}"
         reason = f"{path}; score {score:.3f}{note}"
-        fragments = [f for f in variants(uri) if f.detail_depth <= deepest]
+        fragments = [
+            f
+            for f in variants(uri)
+            if f.detail_depth <= deepest and depth_values.get(f.detail_depth, 0.0)
+        ]
+        # The node's score goes to its most valued depth (its deepest, unless configured
+        # otherwise); a depth the packer values at 0 is not proposed.
+        top = max((depth_values.get(f.detail_depth, 0.0) for f in fragments), default=1.0)
         for fragment in fragments:
-            value = score * _DEPTH_VALUE[fragment.detail_depth] / _DEPTH_VALUE[deepest]
+            value = score * depth_values.get(fragment.detail_depth, 0.0) / top
             candidate = Candidate(fragment=fragment, score=value, reason=reason)
             proposals.append((value, fragment.id, candidate))
         if fragments:
@@ -811,4 +825,5 @@ def _candidates(
 @hookimpl
 def contextpipe_strategies(settings: Settings) -> Sequence[ContextStrategy]:
     """Register `breadth-depth-navigator`, configured from its options table."""
-    return [BreadthDepthNavigator(strategy_options(settings, NAME, NavigatorOptions))]
+    options = strategy_options(settings, NAME, NavigatorOptions)
+    return [BreadthDepthNavigator(options, settings.packing.depth_values())]
