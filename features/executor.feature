@@ -97,6 +97,7 @@ Feature: Running strategies under deadlines, each in isolation
       | hangs                                                  | called |
       | never returns from retrieve                            | 3      |
       | never returns from can_handle                          | 3      |
+      | never returns from prepare                             | 3      |
       | never returns from an async retrieve, cancelled or not | 3      |
       | blocks its event loop for good                         | 1      |
 
@@ -152,6 +153,16 @@ Feature: Running strategies under deadlines, each in isolation
     When I ask for "how is the budget split?" within 500 tokens with a deadline of 5000 ms
     Then the report of "ponderer" says timeout with a reason mentioning "can_handle gave no answer within 500 ms"
     And the report of "ponderer" shows an elapsed time of at least 500 ms
+    And the report of "steady" says ok
+    And the context holds the fragment "split"
+    And "ponderer" was called 1 times, and none of its calls returned
+
+  Scenario: A strategy whose preparation hangs is still asked, after half the request's deadline
+    # `prepare` (one-time work before `can_handle`) is given half the request's deadline;
+    # what it left undone is the strategy's own business.
+    Given a strategy "ponderer" that never returns from prepare
+    When I ask for "how is the budget split?" within 500 tokens with a deadline of 5000 ms
+    Then the report of "ponderer" says ok
     And the report of "steady" says ok
     And the context holds the fragment "split"
     And "ponderer" was called 1 times, and none of its calls returned

@@ -157,6 +157,13 @@ class _HungConfidence(ScriptedStrategy):
         return 1.0
 
 
+class _HungPreparation(ScriptedStrategy):
+    held: _Held
+
+    def prepare(self, request: ContextRequest, backends: Backends) -> None:
+        self.held.wait()
+
+
 class _PatientAsync(ScriptedStrategy):
     held: _Held
     stubborn = False  # goes on waiting when it is cancelled
@@ -188,6 +195,7 @@ class _BlockingAsync(ScriptedStrategy):
 _HANGS: dict[str, type[ScriptedStrategy]] = {
     "never returns from retrieve": _HungRetrieve,
     "never returns from can_handle": _HungConfidence,
+    "never returns from prepare": _HungPreparation,
     "never returns from an async retrieve unless cancelled": _PatientAsync,
     "never returns from an async retrieve, cancelled or not": _StubbornAsync,
     "blocks its event loop for good": _BlockingAsync,

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
         StoreBackend,
         VectorWriter,
     )
-    from .contract.strategy import ContextStrategy, Retrieved
+    from .contract.strategy import ContextStrategy, Preparing, Retrieved
     from .core.errors import (
         BudgetError,
         ConfigError,
@@ -195,7 +195,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "StoreBackend",
         "VectorWriter",
     ),
-    "contract.strategy": ("ContextStrategy", "Retrieved"),
+    "contract.strategy": ("ContextStrategy", "Preparing", "Retrieved"),
     "text.words": (
         "CodeLocation",
         "CodeMentions",
@@ -276,6 +276,7 @@ __all__ = [
     "OutputFormat",
     "Pipeline",
     "PluginInfo",
+    "Preparing",
     "Provenance",
     "RegisteredStrategy",
     "RequestFilters",

@@ -28,14 +28,14 @@ import reprlib
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import ValidationError
 
 from ..contract.capabilities import Backends
-from ..contract.strategy import NOTE_LIMIT, ContextStrategy, Retrieved
+from ..contract.strategy import NOTE_LIMIT, ContextStrategy, Preparing, Retrieved
 from ..core.errors import described, validation_problem
 from ..core.logs import logger
 from ..core.models import Candidate, ContextRequest, StrategyReport, StrategyStatus
@@ -313,17 +313,35 @@ class StrategyExecutor:
                     own = self._own_loops[id(strategy)] = OwnLoop(strategy)
         return own
 
-    async def on_worker(self, call: Callable[[], object], seconds: float) -> bool:
-        """Run a plain call of plugin code (a store's, say) on a daemon worker, waiting at
-        most `seconds`: whether it returned in time. What it returns or raises is dropped;
-        one still running is abandoned, as a hung strategy is.
+    async def prepare(
+        self,
+        strategies: Sequence[ContextStrategy],
+        request: ContextRequest,
+        backends: Backends,
+        global_deadline_ms: int,
+    ) -> None:
+        """The `prepare` of each strategy that has one (`Preparing`), all at once on
+        workers, for at most half the request's deadline; what one raises is dropped, and
+        one still running then is abandoned, as a hung strategy is. A quarantined strategy
+        is not asked.
         """
-        (future,) = PlainBatch(asyncio.get_running_loop(), [call]).futures
-        await asyncio.wait([future], timeout=seconds)
-        if not future.done():
-            future.cancel()  # its outcome, should it come, is thrown away
-            return False
-        return future.exception() is None
+        asked = [
+            (strategy, self._stuck.ticket(id(strategy)))
+            for strategy in strategies
+            if isinstance(strategy, Preparing) and self._quarantined(strategy) is None
+        ]
+        if not asked:
+            return
+        calls = [
+            functools.partial(ticket.run, functools.partial(strategy.prepare, request, backends))
+            for strategy, ticket in asked
+        ]
+        batch = PlainBatch(asyncio.get_running_loop(), calls)
+        await asyncio.wait(batch.futures, timeout=global_deadline_ms / 2000)
+        for (strategy, ticket), future in zip(asked, batch.futures, strict=True):
+            if not future.done():
+                future.cancel()  # its outcome, should it come, is thrown away
+                self._abandon(ticket, strategy.name)
 
     async def confidences(
         self,

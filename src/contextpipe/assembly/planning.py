@@ -10,12 +10,11 @@ The rules, in the order the planner applies them:
    starts here; a strategy the executor quarantined is not asked, and is `skipped`,
    saying so). One that fails or runs out of time is reported so; one that answers 0, or
    whose weight (the request's, else the configured one, else the strategy's own
-   `default_weight`, else 1) is 0, is `skipped`. Before, when one of them needs the graph,
-   the names the request gives (its focus, and the code its query names: `code_mentions`)
-   are looked up in the graph once, waiting at most half the request's deadline: the
-   graph's first lookup in a process loads every node's name (half a second at 100k
-   nodes), a one-time wait that no `can_handle` window must hold, or the same request
-   would be answered with or without the strategy as the machine is quick or slow.
+   `default_weight`, else 1) is 0, is `skipped`. Before, those that have a `prepare`
+   method are given it, half the request's deadline in all (`Preparing`): one-time work
+   (the graph's names, half a second at 100k nodes in a new process) that no `can_handle`
+   window must hold, or the same request would be answered with or without the strategy
+   as the machine is quick or slow.
 4. The allocator shares the budget left after the output's frame among the rest, by
    weight, quality and confidence, within each one's floor and cap.
 5. Each planned run carries its own deadline (`[strategies.NAME] deadline_ms`, else the
@@ -34,18 +33,15 @@ The rules, in the order the planner applies them:
 
 from __future__ import annotations
 
-import contextlib
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..config import Settings, StrategySettings
-from ..contract.capabilities import GRAPH, Backends, GraphView
+from ..contract.capabilities import Backends
 from ..core.errors import ContextpipeError
 from ..core.models import ContextRequest, StrategyReport, StrategyStatus
 from ..plugins import RegisteredStrategy, StrategyRegistry
-from ..text.words import code_mentions
 from .budget import AllocationRequest, BudgetAllocator
 from .executor import PlannedRun, StrategyExecutor
 
@@ -90,9 +86,6 @@ class Planner:
         self._registry = registry
         self._executor = executor
         self._allocator = BudgetAllocator()
-        # The graph a lookup last completed on: later lookups are instant, so requests on
-        # it skip the hand-off to a thread.
-        self._looked_up: weakref.ref[GraphView] | None = None
 
     async def plan(
         self,
@@ -110,11 +103,9 @@ class Planner:
         answer_by = started + (1 - self._settings.executor.ask_again_share) * deadline_ms / 1000
         self._check_names(request)
         eligible, skipped = self._eligible(request, backends, nothing_indexed)
-        if any(GRAPH in item.registered.strategy.required_backends for item in eligible):
-            await self._look_up_names(request, backends.graph, deadline_ms)
-        answers = await self._executor.confidences(
-            [e.registered.strategy for e in eligible], request, backends, deadline_ms
-        )
+        strategies = [item.registered.strategy for item in eligible]
+        await self._executor.prepare(strategies, request, backends, deadline_ms)
+        answers = await self._executor.confidences(strategies, request, backends, deadline_ms)
         confident: list[_Eligible] = []
         for item, answer in zip(eligible, answers, strict=True):
             registered = item.registered
@@ -191,25 +182,6 @@ class Planner:
             if more[run.name] > 0 and run.request_ends > now
         ]
         return Returned(tuple(run.name for run in back), again)
-
-    async def _look_up_names(
-        self, request: ContextRequest, graph: GraphView | None, deadline_ms: int
-    ) -> None:
-        """Rule 3: the request's names looked up once, on a thread, before `can_handle`."""
-        if graph is None or (self._looked_up is not None and self._looked_up() is graph):
-            return
-        names = [*request.focus, *code_mentions(request.query).names]
-        if not names:
-            return
-
-        def look_up() -> None:
-            for name in names:
-                graph.lookup(name)
-
-        # A slow or failing graph is left to the strategies that use it to report.
-        if await self._executor.on_worker(look_up, deadline_ms / 2000):
-            with contextlib.suppress(TypeError):  # a graph a plugin made unreferenceable
-                self._looked_up = weakref.ref(graph)
 
     def _check_names(self, request: ContextRequest) -> None:
         if not request.strategies:

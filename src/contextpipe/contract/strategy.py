@@ -32,9 +32,10 @@ class ContextStrategy(Protocol):
     """A retrieval strategy. `retrieve` may be a plain or an `async` method: the executor
     runs plain ones in worker threads and awaits async ones on its event loop.
 
-    Two members are optional, so not part of the protocol: `options` (its validated
-    options model, which `config init` writes) and `default_weight` (a finite number >= 0,
-    the weight it runs with when `[strategies.NAME] weight` is unset; 1 when absent).
+    Three members are optional, so not part of the protocol: `options` (its validated
+    options model, which `config init` writes), `default_weight` (a finite number >= 0,
+    the weight it runs with when `[strategies.NAME] weight` is unset; 1 when absent) and
+    `prepare` (see `Preparing`).
     """
 
     @property
@@ -66,4 +67,21 @@ class ContextStrategy(Protocol):
 
     def explain(self) -> str:
         """What it does and which settings it reads."""
+        ...
+
+
+@runtime_checkable
+class Preparing(Protocol):
+    """A strategy with work to do before it is asked `can_handle`, which may take long the
+    first time only (once per state of the store, such as reading a graph's names): the
+    planner calls `prepare` on a worker before `can_handle`, giving all such strategies of
+    a request half its deadline in all, so that a one-time wait never fills the short
+    window `can_handle` is given, nor makes the same request's plan depend on how quick
+    the machine is. What `prepare` raises, or one that is still running then, is left to
+    `can_handle` and `retrieve` to meet; a `prepare` that hangs counts against its
+    strategy as a hung call does. A plain (not `async`) method.
+    """
+
+    def prepare(self, request: ContextRequest, backends: Backends) -> None:
+        """Make ready what this request's `can_handle` and `retrieve` will read."""
         ...
