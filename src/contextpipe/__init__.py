@@ -38,6 +38,8 @@ if TYPE_CHECKING:
         within_reach,
     )
     from .contract.records import (
+        MEMORY_KIND,
+        MEMORY_URI_PREFIX,
         CarriedMemory,
         DeclaredEdges,
         EdgeRecord,
@@ -170,6 +172,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "VectorSearch",
     ),
     "contract.records": (
+        "MEMORY_KIND",
+        "MEMORY_URI_PREFIX",
         "CarriedMemory",
         "DeclaredEdges",
         "EdgeRecord",
@@ -232,6 +236,8 @@ __all__ = [
     "AT_LEAST",
     "CONFIG_FILENAME",
     "FIRST_PAGE",
+    "MEMORY_KIND",
+    "MEMORY_URI_PREFIX",
     "MODEL_INSTALL_COMMAND",
     "REACH",
     "AllocationRequest",
