@@ -93,10 +93,13 @@ if TYPE_CHECKING:
         SourceRef,
         StrategyReport,
         StrategySelection,
+        content_hash,
+        fragment_id,
         json_schema,
     )
     from .pipeline import Pipeline, WarmUp
     from .plugins import EmbedderRegistry, PluginInfo, RegisteredStrategy
+    from .stores.check import CheckResult, StoreCheckReport, check_store
     from .text import (
         CodeLocation,
         CodeMentions,
@@ -147,6 +150,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "SourceRef",
         "StrategyReport",
         "StrategySelection",
+        "content_hash",
+        "fragment_id",
         "json_schema",
     ),
     "pipeline": ("Pipeline", "WarmUp"),
@@ -200,6 +205,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "VectorWriter",
     ),
     "contract.strategy": ("ContextStrategy", "Retrieved"),
+    "stores.check": ("CheckResult", "StoreCheckReport", "check_store"),
     "text": (
         "CodeLocation",
         "CodeMentions",
@@ -248,6 +254,7 @@ __all__ = [
     "Candidate",
     "CarriedMemory",
     "ChatMessage",
+    "CheckResult",
     "CodeLocation",
     "CodeMentions",
     "ConfigError",
@@ -297,6 +304,7 @@ __all__ = [
     "SourceRole",
     "Store",
     "StoreBackend",
+    "StoreCheckReport",
     "StoreError",
     "StoreStats",
     "StoredFile",
@@ -316,9 +324,12 @@ __all__ = [
     "WarmUp",
     "__version__",
     "cache_dir",
+    "check_store",
     "code_mentions",
     "configure_logging",
+    "content_hash",
     "distinct_tokens",
+    "fragment_id",
     "get_tokenizer",
     "hookimpl",
     "identifier_words",

@@ -364,6 +364,30 @@ def graph_show(obj: _Context, uri: str, hops: int) -> None:
         click.echo(f"  {source} -[{kind}]-> {target}")
 
 
+@cli.group()
+def store() -> None:
+    """Check a store backend against the store contract."""
+
+
+@store.command("check")
+@click.argument("name", required=False)
+@click.pass_obj
+def store_check(obj: _Context, name: str | None) -> None:
+    """Run every check of the store contract against the installed backend NAME (default:
+    the configured `[store] backend`), each on a temporary project of its own; print each
+    failed check in one line, then how many passed and failed (exit status 1 on a failure).
+    """
+    from . import check_store
+
+    with _errors():
+        report = check_store(name, obj.config)
+    for line in report.failures():
+        click.echo(line)
+    click.echo(report.summary())
+    if report.failed:
+        sys.exit(1)
+
+
 @cli.command()
 @click.argument("query")
 @click.option("--budget", type=int, help="Token budget (default: budget.default).")
