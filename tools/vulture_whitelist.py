@@ -59,6 +59,7 @@ cli.model_install
 cli.model_list
 cli.graph_stats_command
 cli.graph_show
+cli.store_check
 cli.eval_beir
 cli.eval_fileloc
 cli.tune_beir

@@ -88,16 +88,18 @@ def capabilities_keep_their_protocols(subject: Subject) -> None:
     available = offered.available()
     missing = sorted(set(REQUIRED) - available)
     expect(not missing, f"it offers no {', '.join(missing)} (required)")
-    for capability, protocol in (
-        (offered.fragments, FragmentLookup),
-        (offered.text, TextSearch),
-        (offered.graph, GraphView),
-        (offered.timeline, Timeline),
-        (offered.sessions, SessionTiers),
-    ):
+    by_name = {
+        "store": offered.fragments,
+        "text": offered.text,
+        "graph": offered.graph,
+        "timeline": offered.timeline,
+        "sessions": offered.sessions,
+    }
+    for name, protocol in {**REQUIRED, **OPTIONAL}.items():
+        capability = by_name[name]
         expect(
             capability is None or isinstance(cast(object, capability), protocol),
-            f"{type(capability).__name__} is not a {protocol.__name__}",
+            f"its {name} capability, a {type(capability).__name__}, is not a {protocol.__name__}",
         )
     expect(offered.vectors is None, "it offers vector search itself: that is the pipeline's")
     subject.store.check()
