@@ -34,6 +34,8 @@ nox.options.sessions = [
 ]
 
 ROOT = Path(__file__).parent
+#: The store backends the package ships (pyproject.toml's `contextpipe.stores` entry points).
+BUNDLED_STORES = ("embedded", "memory")
 REPORTS = ROOT / "reports"
 # Every Python process the tests start (the CLI under Robot included) records coverage into
 # the project's data files, wherever its working directory is.
@@ -84,11 +86,16 @@ def _models(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """behave scenarios under features/, measured by coverage."""
+    """behave scenarios under features/, then `contextpipe store check` for every bundled
+    store backend, measured by coverage.
+    """
     _models(session)
     junit = _fresh_reports("behave")
     behave = "coverage run -m behave features --format progress --junit".split()
     session.run(*behave, "--junit-directory", str(junit), env=COVERAGE_ENV)
+    # The store contract, as a backend author runs it, against every bundled backend.
+    for backend in BUNDLED_STORES:
+        session.run("contextpipe", "store", "check", backend, env=COVERAGE_ENV)
 
 
 @nox.session

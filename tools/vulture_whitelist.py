@@ -61,6 +61,7 @@ configuring.model_install
 configuring.model_list
 indexing.graph_stats_command
 indexing.graph_show
+indexing.store_check
 evaluating.eval_beir
 evaluating.eval_fileloc
 evaluating.tune_beir

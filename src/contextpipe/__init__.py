@@ -38,6 +38,8 @@ if TYPE_CHECKING:
         within_reach,
     )
     from .contract.records import (
+        MEMORY_KIND,
+        MEMORY_URI_PREFIX,
         CarriedMemory,
         DeclaredEdges,
         EdgeRecord,
@@ -89,12 +91,15 @@ if TYPE_CHECKING:
         SourceRef,
         StrategyReport,
         StrategySelection,
+        content_hash,
+        fragment_id,
         json_schema,
     )
     from .ingest.embedding import EmbedProgress, EmbedSummary
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
     from .pipeline import Pipeline, WarmUp
     from .plugins import EmbedderRegistry, PluginInfo, RegisteredStrategy
+    from .stores.check import CheckResult, StoreCheckReport, check_store
     from .text.tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
     from .text.tokens._rank_cache import cache_dir
     from .text.words import (
@@ -145,6 +150,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "SourceRef",
         "StrategyReport",
         "StrategySelection",
+        "content_hash",
+        "fragment_id",
         "json_schema",
     ),
     "pipeline": ("Pipeline", "WarmUp"),
@@ -170,6 +177,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "VectorSearch",
     ),
     "contract.records": (
+        "MEMORY_KIND",
+        "MEMORY_URI_PREFIX",
         "CarriedMemory",
         "DeclaredEdges",
         "EdgeRecord",
@@ -196,6 +205,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "VectorWriter",
     ),
     "contract.strategy": ("ContextStrategy", "Preparing", "Retrieved"),
+    "stores.check": ("CheckResult", "StoreCheckReport", "check_store"),
     "text.words": (
         "CodeLocation",
         "CodeMentions",
@@ -232,6 +242,8 @@ __all__ = [
     "AT_LEAST",
     "CONFIG_FILENAME",
     "FIRST_PAGE",
+    "MEMORY_KIND",
+    "MEMORY_URI_PREFIX",
     "MODEL_INSTALL_COMMAND",
     "REACH",
     "AllocationRequest",
@@ -242,6 +254,7 @@ __all__ = [
     "Candidate",
     "CarriedMemory",
     "ChatMessage",
+    "CheckResult",
     "CodeLocation",
     "CodeMentions",
     "ConfigError",
@@ -292,6 +305,7 @@ __all__ = [
     "SourceRole",
     "Store",
     "StoreBackend",
+    "StoreCheckReport",
     "StoreError",
     "StoreStats",
     "StoredFile",
@@ -311,9 +325,12 @@ __all__ = [
     "WarmUp",
     "__version__",
     "cache_dir",
+    "check_store",
     "code_mentions",
     "configure_logging",
+    "content_hash",
     "distinct_tokens",
+    "fragment_id",
     "get_tokenizer",
     "hookimpl",
     "identifier_words",

@@ -1,5 +1,5 @@
 """The `contextpipe` command line: a thin layer over `Pipeline`, importing nothing but the
-package root. One module per command group: `indexing` (init, index, forget, graph),
+package root. One module per command group: `indexing` (init, index, forget, graph, store),
 `asking` (query, strategies, explain), `remembering` (remember, import, forget-memory, pin,
 unpin), `configuring` (config, model, schema), `evaluating` (eval, tune); `_base` holds
 what every command shares, `_progress` the progress display of the long-running ones.
@@ -43,7 +43,7 @@ def cli(ctx: click.Context, config: Path | None, store: Path | None, verbose: bo
 
 
 for _command in (
-    *(indexing.init, indexing.index, indexing.forget, indexing.graph),
+    *(indexing.init, indexing.index, indexing.forget, indexing.graph, indexing.store),
     *(asking.query, asking.strategies, asking.explain),
     *(remembering.remember, remembering.import_conversation, remembering.forget_memory),
     *(remembering.pin, remembering.unpin),

@@ -1,8 +1,9 @@
-"""Commands that build and read the index: init, index, forget, graph."""
+"""Commands that build and read the index and its store: init, index, forget, graph, store."""
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -191,3 +192,27 @@ def graph_show(obj: CliContext, uri: str, hops: int) -> None:
     click.echo(f"{uri} ({node.kind}, {node.path})")
     for source, kind, target in edges:
         click.echo(f"  {source} -[{kind}]-> {target}")
+
+
+@click.group()
+def store() -> None:
+    """Check a store backend against the store contract."""
+
+
+@store.command("check")
+@click.argument("name", required=False)
+@click.pass_obj
+def store_check(obj: CliContext, name: str | None) -> None:
+    """Run every check of the store contract against the installed backend NAME (default:
+    the configured `[store] backend`), each on a temporary project of its own; print each
+    failed check in one line, then how many passed and failed (exit status 1 on a failure).
+    """
+    from ... import check_store
+
+    with errors():
+        report = check_store(name, obj.config)
+    for line in report.failures():
+        click.echo(line)
+    click.echo(report.summary())
+    if report.failed:
+        sys.exit(1)
