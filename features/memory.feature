@@ -97,7 +97,7 @@ Feature: Memory items: notes and conversations with a time and a scope
       | I moved the cron job to 6 am  | s-ops   |      | 2024-05-07T10:00+02:00 | ops-1 | Dana    |
     When I ask for "cron job" within 300 tokens as session "s-ops"
     Then the context holds a fragment of node "uko://memory/session/s-ops/ops-1" reading "[2024-05-07 08:00] Dana: I moved the cron job to 6 am", modified at "2024-05-07T08:00:00+00:00"
-    And the graph knows nothing of "uko://memory/session/s-ops/ops-1": no node, no rank, no count
+    And the graph knows nothing of "uko://memory/session/s-ops/ops-1": no node, no edge, no count
 
   Scenario: Two owners' items never take each other's place, whatever their owner and id strings
     # Owner and id were joined by '/' unescaped: team/alice's "ledger" and team's

@@ -172,11 +172,11 @@ def holds_node_reading(context: Context, uri: str, text: str, moment: str) -> No
     assert found[0].source.modified_at == datetime.fromisoformat(moment), found[0].source
 
 
-@then('the graph knows nothing of "{uri}": no node, no rank, no count')
+@then('the graph knows nothing of "{uri}": no node, no edge, no count')
 def graph_knows_nothing(context: Context, uri: str) -> None:
     graph = pipeline(context).graph()
     assert graph.node(uri) is None, graph.node(uri)
-    assert not graph.pagerank({uri: 1.0}), graph.pagerank({uri: 1.0})
+    assert not graph.neighbours(uri), graph.neighbours(uri)
     assert "memory" not in graph.stats().nodes, graph.stats().nodes
 
 

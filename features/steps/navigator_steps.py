@@ -74,9 +74,6 @@ class _SlowEdges:
     def subgraph(self, *args: Any, **kwargs: Any) -> Any:
         return self._edges().subgraph(*args, **kwargs)
 
-    def pagerank(self, *args: Any, **kwargs: Any) -> Any:
-        return self._edges().pagerank(*args, **kwargs)
-
     def __getattr__(self, name: str) -> Any:  # node, lookup, stats: no edges needed
         return getattr(self._inner, name)
 
@@ -90,7 +87,7 @@ class _FailingEdges:
     def _fail(self, *args: Any, **kwargs: Any) -> Any:
         raise StoreError(self._message)
 
-    neighbours = subgraph = pagerank = _fail
+    neighbours = subgraph = _fail
 
     def __getattr__(self, name: str) -> Any:  # node, lookup, stats: no edges needed
         return getattr(self._inner, name)

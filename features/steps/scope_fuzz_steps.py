@@ -190,7 +190,6 @@ READS: dict[str, Read] = {
         *_need(b.graph).lookup(n.uko_uri),
         *_need(b.graph).lookup(f"memory {n.uko_uri.rsplit('/', 1)[1]}"),
     ],
-    "pagerank": lambda b, r, f, n: dict(_need(b.graph).pagerank({n.uko_uri: 1.0})),
     "graph stats": lambda b, r, f, n: _need(b.graph).stats(),
     "neighbours": lambda b, r, f, n: _need(b.graph).neighbours(n.uko_uri),
     "subgraph": lambda b, r, f, n: _need(b.graph).subgraph([n.uko_uri], 2),
@@ -203,7 +202,6 @@ UNFILTERED = frozenset(
         "similarities",
         "graph node",
         "graph lookup",
-        "pagerank",
         "graph stats",
         "neighbours",
         "subgraph",
@@ -408,7 +406,7 @@ def check_reads(outcome: Outcome) -> None:
         for node in _nodes(answer):
             held = {node.uri, node.path} & names
             assert not held, f"{observation.probe} gave {held}"
-        if isinstance(answer, dict) and observation.probe.read in ("token_counts", "pagerank"):
+        if isinstance(answer, dict) and observation.probe.read == "token_counts":
             assert not set(answer) & names, f"{observation.probe} gave {set(answer) & names}"
 
 
@@ -428,7 +426,6 @@ NOTHING: dict[str, Callable[[Any], bool]] = {
     "scores": lambda answer: list(answer) == [0.0],
     "similarities": lambda answer: list(answer) == [None],
     "graph node": lambda answer: answer is None,
-    "pagerank": lambda answer: answer == {},
     "neighbours": lambda answer: list(answer) == [],
     "subgraph": lambda answer: list(answer) == [],
 }

@@ -109,10 +109,6 @@ class GraphView(Protocol):
         """Edges among the nodes within `hops` of `uris`, either direction, sorted."""
         ...
 
-    def pagerank(self, seeds: Mapping[str, float], damping: float = 0.85) -> Mapping[str, float]:
-        """Personalised PageRank seeded at `seeds` (node URI to weight), by node."""
-        ...
-
     def stats(self) -> GraphStats:
         """How many nodes of each kind and edges of each type the graph holds."""
         ...

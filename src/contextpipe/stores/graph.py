@@ -485,17 +485,6 @@ class ResolvedGraph:
         }
         return sorted(found)
 
-    def pagerank(self, seeds: Mapping[str, float], damping: float = 0.85) -> dict[str, float]:
-        """Personalised PageRank seeded at `seeds` (unknown URIs are ignored; no known seed:
-        no scores), by node URI.
-        """
-        import networkx as nx
-
-        known = {u: w for u, w in seeds.items() if u in self._whole[0] and w > 0}
-        if not known:
-            return {}
-        return nx.pagerank(self.networkx, alpha=damping, personalization=known)
-
     @cached_property
     def _names(self) -> _Names:
         nodes = self._nodes

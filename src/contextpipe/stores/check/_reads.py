@@ -238,28 +238,6 @@ def subgraph_within_hops(subject: Subject) -> None:
         expect(found == wanted, f"subgraph([{uri!r}], {hops}) is {found}")
 
 
-def pagerank_ranks_what_seeds_link_to(subject: Subject) -> None:
-    subject.index()
-    graph = subject.graph()
-    util, title = "uko://code/app/util.py", "uko://code/app/util.py#title"
-    for seed, higher, lower in (
-        (_RUN, _SLUG, "uko://doc/docs/budget.md#leftovers"),
-        (_RUN, _SLUG, title),
-        (_RUN, _SLUG, "uko://code/app/main.py"),
-        (util, title, _RUN),
-        (util, title, "uko://doc/docs/budget.md"),
-    ):
-        scores = graph.pagerank({seed: 1.0})
-        expect(higher in scores and lower in scores, f"it scores neither {higher} nor {lower}")
-        expect(
-            scores[higher] > scores[lower],
-            f"seeded at {seed}, {higher} scores {scores[higher]:.4f}, {lower} {scores[lower]:.4f}",
-        )
-    expect(not graph.pagerank({_NOWHERE: 1.0}), "seeded at an unknown node, it scores nodes")
-    alone, both = graph.pagerank({_RUN: 1.0}), graph.pagerank({_RUN: 1.0, _NOWHERE: 1.0})
-    expect(dict(both) == dict(alone), "an unknown seed changes the scores")
-
-
 def graph_counts_what_it_shows(subject: Subject) -> None:
     subject.index()
     graph = subject.graph()
@@ -412,7 +390,7 @@ def _answers(subject: Subject) -> tuple[object, ...]:
         answers.append([f.id for f in subject.timeline().recent(ALL, RequestFilters())])
     if subject.offers("graph"):
         graph = subject.graph()
-        answers += [list(graph.subgraph(uris[:1], 2)), sorted(graph.pagerank({uris[0]: 1}).items())]
+        answers += [list(graph.subgraph(uris[:1], 2))]
     return tuple(answers)
 
 
@@ -439,7 +417,6 @@ CHECKS: list[tuple[str, Callable[[Subject], None]]] = [
     ("ties in score come in fragment id order, whatever the limit", ties_in_id_order),
     ("the graph knows each node and its edges by type and direction", graph_knows_nodes_and_edges),
     ("a subgraph holds the edges within so many hops", subgraph_within_hops),
-    ("PageRank ranks what its seed links to above the rest", pagerank_ranks_what_seeds_link_to),
     ("the graph counts what its neighbours and subgraphs show", graph_counts_what_it_shows),
     (
         "the graph view is kept until the index changes, then shows the change",
