@@ -51,7 +51,6 @@ from ..core.errors import (
 from ..core.logs import configure_logging, is_configured, logger
 from ..core.models import (
     AssembledContext,
-    ContextFragment,
     ContextRequest,
     DroppedRow,
     RequestScope,
@@ -110,7 +109,6 @@ class Pipeline:
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
         self._froze = False
-        self._checks = CandidateChecks()
         self._loops = ThreadLoops()
 
     @classmethod
@@ -474,7 +472,8 @@ class Pipeline:
         outcomes = await self._executor.run(plan.runs, request, backends, deadline)
         timings["strategies"] = _ms(mark)
         mark = time.perf_counter()
-        answers = self._accept(plan.runs, outcomes, request, tokenizer, variants)
+        checks = CandidateChecks()  # the request's: each text counted once in it
+        answers = self._accept(plan.runs, outcomes, checks, request, tokenizer, variants)
         timings["acceptance"] = _ms(mark)
         taken = {answer.report.name: answer.taken for answer in answers}
         returned = self._planner.returned(plan, [answer.report for answer in answers], taken)
@@ -484,7 +483,7 @@ class Pipeline:
         outcomes = await self._executor.run(returned.runs, request, backends, deadline)
         timings["strategies"] += _ms(mark)
         mark = time.perf_counter()
-        again = self._accept(returned.runs, outcomes, request, tokenizer, variants)
+        again = self._accept(returned.runs, outcomes, checks, request, tokenizer, variants)
         timings["acceptance"] += _ms(mark)
         seconds = {answer.report.name: answer for answer in again}
         by = ", ".join(returned.by)
@@ -499,6 +498,7 @@ class Pipeline:
         self,
         plans: Sequence[PlannedRun],
         outcomes: Sequence[RunOutcome],
+        checks: CandidateChecks,
         request: ContextRequest,
         tokenizer: Tokenizer,
         variants: RequestVariants,
@@ -517,7 +517,7 @@ class Pipeline:
                 answers.append(_Answer(outcome.report))
                 continue
             report, candidates = outcome.report, outcome.candidates
-            taken = self._checks.accept(report, candidates, tokenizer, request.budget, variants)
+            taken = checks.accept(report, candidates, tokenizer, request.budget, variants)
             name = report.name
             ranked = RankedList(
                 name, report.plugin, weights[name], taken.candidates, taken.ranks, taken.beyond
@@ -527,12 +527,7 @@ class Pipeline:
 
     def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
         policy = PackingPolicy.from_settings(self.settings.packing)
-
-        def text_tokens(fragment: ContextFragment) -> int | None:
-            # Acceptance counted every candidate's text already: packing reuses the counts.
-            return self._checks.counted(fragment, tokenizer)
-
-        return Packer(renderer, tokenizer, policy, self._packing_cache, text_tokens)
+        return Packer(renderer, tokenizer, policy, self._packing_cache)
 
     def warm_up(self) -> WarmUp:
         """Do now what a long-running process would otherwise do inside its first requests:

@@ -282,24 +282,6 @@ class _Reads:
     def count(self) -> int:
         return len(self._seen(None)[0])
 
-    def token_counts(
-        self,
-        fragments: Collection[ContextFragment],
-        tokenizer: str,
-        filters: RequestFilters | None = None,
-    ) -> dict[str, int]:
-        held = {text.fragment.id: text for text in self._seen(filters)[0]}
-        counts: dict[str, int] = {}
-        for fragment in fragments:
-            text = held.get(fragment.id)
-            if (
-                text is not None
-                and text.fragment.content_hash == fragment.content_hash
-                and text.tokenizer == tokenizer
-            ):
-                counts[fragment.content_hash] = text.fragment.token_count
-        return counts
-
     # -- TextSearch
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
