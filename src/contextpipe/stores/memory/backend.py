@@ -85,8 +85,6 @@ class _Text(NamedTuple):
     fragment: ContextFragment
     #: Its searched words, lower-cased (None: not searchable).
     words: tuple[str, ...] | None
-    #: The tokenizer that counted its tokens.
-    tokenizer: str
     #: The memory item it is (None: it was read from a file).
     memory: MemoryItem | None
 
@@ -467,9 +465,7 @@ class _VectorWriter:
         return self._store.coverage(self._vectors.by_hash)
 
 
-def _texts(
-    fragments: Iterable[NewFragment], tokenizer: str, memory: MemoryItem | None = None
-) -> tuple[_Text, ...]:
+def _texts(fragments: Iterable[NewFragment], memory: MemoryItem | None = None) -> tuple[_Text, ...]:
     """The fragments as reads give them: with their title and language in their metadata
     (rendering and strategies read them there), and their searched words.
     """
@@ -485,7 +481,6 @@ def _texts(
                 }
             ),
             None if item.search_text is None else _words(f"{item.title}\n{item.search_text}"),
-            tokenizer,
             memory,
         )
         for item in fragments
@@ -545,7 +540,7 @@ class _Writer:
         edges: Iterable[EdgeRecord],
     ) -> None:
         _not_memory(path)
-        texts = _texts(fragments, stored.tokenizer)
+        texts = _texts(fragments)
         self._work.records[path] = _Record(stored, texts, tuple(nodes), tuple(edges))
         self._work.files_changed += 1
 
@@ -560,7 +555,7 @@ class _Writer:
         tokenizer = fragment.fragment.metadata.get("tokenizer", "")
         text = fragment.fragment.text
         stored = StoredFile(len(text.encode()), 0, fragment.fragment.content_hash, tokenizer)
-        texts = _texts([fragment], tokenizer, item)
+        texts = _texts([fragment], item)
         self._work.records[path] = _Record(stored, texts, (node,), (), item)
 
     def remove_memory(
