@@ -40,9 +40,8 @@ from functools import partial
 from typing import NamedTuple
 
 from ..config import PackingSettings
-from ..core._dropped import DroppedList
 from ..core.errors import BudgetError
-from ..core.models import ContextFragment, ContextRequest, SourceRef
+from ..core.models import ContextFragment, ContextRequest, DroppedRow, SourceRef
 from ..text.tokens import Tokenizer
 from ._packing_cache import PackingCache, Unit
 from .fusion import FusedItem
@@ -93,7 +92,7 @@ class Packed:
     """What the packer chose, what it left out, and the rendered output."""
 
     selected: tuple[Selected, ...]
-    dropped: DroppedList
+    dropped: tuple[DroppedRow, ...]
     rendered: Rendered
     tokens_used: int
 
@@ -264,7 +263,7 @@ class Packer:
         rendered, tokens_used = self._fit(chosen, request, dropped)
         return Packed(
             selected=tuple(selected for _, selected in chosen),
-            dropped=DroppedList(
+            dropped=tuple(
                 (items[i].fragment.id, items[i].fragment.uko_uri, reason)
                 for i, reason in sorted(dropped.items())
             ),

@@ -17,7 +17,7 @@ from ..core.logs import logger
 from ..core.models import (
     AssembledContext,
     ContextRequest,
-    DroppedList,
+    DroppedFragment,
     DroppedRow,
     StrategyReport,
     result_fragments,
@@ -55,7 +55,10 @@ def assembled_context(
             for selected in packed.selected
         ),
         strategies=_final_reports(reports, packed),
-        dropped=DroppedList(left_out) + packed.dropped + _copies(fused),
+        dropped=tuple(
+            DroppedFragment(id=id_, uko_uri=uri, reason=reason)
+            for id_, uri, reason in (*left_out, *packed.dropped, *_copies(fused))
+        ),
         elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
         timings_ms=timings,
     )
@@ -87,13 +90,13 @@ def log_assembly(context: AssembledContext) -> None:
     )
 
 
-def _copies(fused: Sequence[FusedItem]) -> DroppedList:
+def _copies(fused: Sequence[FusedItem]) -> list[DroppedRow]:
     """The copies of a text, each listed once, pointing at the item that stands for them."""
-    return DroppedList(
+    return [
         (id_, uri, f"same text as {item.fragment.id} ({item.fragment.uko_uri})")
         for item in fused
         for id_, uri in item.copies
-    )
+    ]
 
 
 def _final_reports(reports: Sequence[StrategyReport], packed: Packed) -> tuple[StrategyReport, ...]:

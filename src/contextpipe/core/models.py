@@ -21,9 +21,6 @@ from pydantic import (
     model_validator,
 )
 
-from ._dropped import DroppedFragment as DroppedFragment
-from ._dropped import DroppedList
-from ._dropped import DroppedRow as DroppedRow
 from .formats import OutputFormat
 
 #: Detail depths a node can be rendered at: listing, skeleton, full text.
@@ -310,6 +307,20 @@ class StrategyReport(BaseModel):
     elapsed_ms: float = 0.0
 
 
+class DroppedFragment(BaseModel):
+    """A candidate that was proposed but left out of the context, and why."""
+
+    model_config = _FROZEN
+
+    id: str
+    uko_uri: str
+    reason: str
+
+
+#: A dropped candidate as the pipeline records it: fragment id, node URI, reason.
+DroppedRow = tuple[str, str, str]
+
+
 class AssembledContext(BaseModel):
     """The result of one assembly: rendered output, fragments with provenance, reports."""
 
@@ -324,7 +335,7 @@ class AssembledContext(BaseModel):
     messages: tuple[ChatMessage, ...] = ()
     fragments: tuple[ResultFragment, ...]
     strategies: tuple[StrategyReport, ...]
-    dropped: DroppedList  # a tuple of DroppedFragment to every reader, built on first read
+    dropped: tuple[DroppedFragment, ...]
     elapsed_ms: float
     timings_ms: Annotated[dict[str, float], Field(default_factory=dict[str, float])]
 
