@@ -5,9 +5,8 @@ Rules:
 - Plain strategy methods run on daemon worker threads, reused across requests (starting a
   thread costs more than an instant strategy); a worker stuck in a hung strategy is never
   idle again, a new one starts whenever none is idle, and idle ones leave after a minute.
-- A request's plain calls start on one worker, one after another, and wake the loop once
-  with every result; after 2 ms the calls not started yet get workers of their own, so
-  that a slow or hung strategy holds up no other (`PlainBatch`).
+- Each of a request's plain calls starts on a worker of its own at once, so that a slow
+  or hung strategy holds up no other (`PlainBatch`).
 - An async strategy runs on an event loop of its own, on a daemon thread of its own, kept
   as long as its executor (`OwnLoop`): one that blocks its loop holds up only itself.
 - Each call's outcome arrives on the caller's loop as a future; one that arrives after
@@ -84,21 +83,12 @@ _WORKERS = _DaemonWorkers()
 #: A plain strategy's outcome on its worker: its index, and its error or its return value.
 _Result = tuple[int, BaseException | None, object]
 
-#: How long one worker runs a request's plain strategies one after another before those it
-#: has not started go to workers of their own.
-_SPREAD_AFTER_S = 0.002
-
 
 class PlainBatch:
     """A request's calls of plain strategy methods (`can_handle`, a plain `retrieve` and the
-    check of its answer) on daemon workers, with one future each.
-
-    Waking a thread costs more than an instant strategy, and on a busy machine a woken
-    thread may resume on a cold CPU. So one worker runs the calls one after another and
-    wakes the loop once, with every result. If it has not finished after `_SPREAD_AFTER_S`,
-    the loop delivers the results it has and hands the calls it has not started to workers
-    of their own: a slow or hung strategy holds up no other. `started` says when each call
-    began on its worker (`time.perf_counter()`), None before.
+    check of its answer, a `prepare`) on daemon workers, each on its own, with one future
+    each. `started` says when each call began on its worker (`time.perf_counter()`), None
+    before.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, calls: Sequence[Callable[[], object]]):
@@ -106,67 +96,31 @@ class PlainBatch:
         self._calls = list(calls)
         self.futures: list[asyncio.Future[object]] = [loop.create_future() for _ in calls]
         self.started: list[float | None] = [None] * len(self._calls)
-        self._lock = threading.Lock()
-        self._next = 0  # the first call no worker has taken
-        self._finished: list[_Result] = []  # results not yet handed to the loop
-        self._timer: asyncio.TimerHandle | None = None
-        if len(self._calls) == 1:
-            _WORKERS.submit(functools.partial(self._alone, 0))
-        elif self._calls:
-            _WORKERS.submit(self._in_turn)
-            self._timer = loop.call_later(_SPREAD_AFTER_S, self._spread)
-
-    def _run(self, index: int) -> _Result:
-        self.started[index] = time.perf_counter()
-        try:
-            return index, None, self._calls[index]()
-        except BaseException as exc:  # delivered to the awaiting side, which reports it
-            return index, exc, None
-
-    def _alone(self, index: int) -> Callable[[], None]:
-        result = self._run(index)
-        return lambda: self._post([result])
-
-    def _in_turn(self) -> Callable[[], None]:
-        while True:
-            with self._lock:
-                if self._next == len(self._calls):
-                    finished, self._finished = self._finished, []
-                    return lambda: self._post(finished)
-                index = self._next
-                self._next += 1
-            result = self._run(index)
-            with self._lock:
-                self._finished.append(result)
-
-    def _spread(self) -> None:
-        """On the loop: deliver what is finished, give each waiting call its own worker."""
-        with self._lock:
-            waiting = range(self._next, len(self._calls))
-            self._next = len(self._calls)
-            finished, self._finished = self._finished, []
-        self._deliver(finished)
-        for index in waiting:
+        for index in range(len(self._calls)):
             _WORKERS.submit(functools.partial(self._alone, index))
 
-    def _post(self, results: list[_Result]) -> None:
-        if not results:  # the loop took them all when it spread the calls out
-            return
+    def _alone(self, index: int) -> Callable[[], None]:
+        self.started[index] = time.perf_counter()
+        try:
+            result: _Result = index, None, self._calls[index]()
+        except BaseException as exc:  # delivered to the awaiting side, which reports it
+            result = index, exc, None
+        return functools.partial(self._post, result)
+
+    def _post(self, result: _Result) -> None:
         # RuntimeError: the loop is gone, the request finished without waiting for us.
         with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._deliver, results)
+            self._loop.call_soon_threadsafe(self._deliver, result)
 
-    def _deliver(self, results: list[_Result]) -> None:
-        for index, error, value in results:
-            future = self.futures[index]
-            if future.done():  # given up on at its deadline
-                continue
-            if error is None:
-                future.set_result(value)
-            else:
-                future.set_exception(error)
-        if self._timer is not None and all(future.done() for future in self.futures):
-            self._timer.cancel()
+    def _deliver(self, result: _Result) -> None:
+        index, error, value = result
+        future = self.futures[index]
+        if future.done():  # given up on at its deadline
+            return
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
 
 
 class Ticket:
