@@ -13,6 +13,7 @@ says what happened to everything. The store is reached through its protocols onl
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -66,7 +67,6 @@ from ..plugins import (
 )
 from ..text.tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
 from ._host_memory import available_memory
-from ._loops import ThreadLoops
 from ._shared_search import with_shared_text
 from .vectors import DISABLED, with_vectors, without_vectors
 
@@ -109,7 +109,6 @@ class Pipeline:
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
         self._froze = False
-        self._loops = ThreadLoops()
 
     @classmethod
     def open(
@@ -390,7 +389,7 @@ class Pipeline:
 
     def assemble(self, request_or_query: ContextRequest | str, **fields: Any) -> AssembledContext:
         """Assemble context for a request (or a query with `budget=`, `output=`, ...)."""
-        return self._loops.run(self.aassemble(request_or_query, **fields))
+        return asyncio.run(self.aassemble(request_or_query, **fields))
 
     async def aassemble(
         self, request_or_query: ContextRequest | str, **fields: Any
@@ -586,7 +585,6 @@ class Pipeline:
         """
         self.store.close()
         self._executor.close()
-        self._loops.close()
         if self._froze:
             gc.unfreeze()
             self._froze = False
