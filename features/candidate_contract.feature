@@ -35,14 +35,13 @@ Feature: A strategy is credited only for what it really proposed
     Then the context is empty
     And a candidate of the node of "forged" is listed in dropped with a reason mentioning "budget: needs"
 
-  Scenario: Each text is counted once in a request, and a stored fragment that misstates its count is still caught
-    # The liar proposes the text simple-keyword proposes too: one count serves both.
+  Scenario: A stored text is never counted again, and a stored fragment that misstates its count is still caught
     Given a strategy "liar" that returns the fragment simple-keyword finds first for "budget split strategies", claiming 1 token
     And what every strategy proposes is recorded
     And every text the tokenizer counts is recorded
     When I ask for "budget split strategies" within 2000 tokens
     Then the report of "liar" says ok with a reason mentioning "rejected 1 of 1 candidates: #1 its token_count is 1, its text has"
-    And the tokenizer counted no text proposed more than once
+    And the tokenizer counted none of the texts proposed as the store holds them
     And the rejection of "liar" names the token count the store holds for the text
 
   Scenario Outline: A candidate whose <rule> is rejected, and the others still count

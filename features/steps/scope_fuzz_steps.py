@@ -156,6 +156,10 @@ def _given(filters: RequestFilters | None, request: ContextRequest) -> RequestFi
     return filters if filters is not None else request.filters
 
 
+def _tokenizer(request: ContextRequest) -> str:
+    return request.tokenizer or "o200k_base"
+
+
 def _need(capability: Any) -> Any:
     assert capability is not None, "a capability the prober needs is missing"
     return capability
@@ -165,6 +169,7 @@ READS: dict[str, Read] = {
     "variants": lambda b, r, f, n: _need(b.fragments).variants(n.uko_uri, f),
     "variants_many": lambda b, r, f, n: dict(_need(b.fragments).variants_many([n.uko_uri], f)),
     "count": lambda b, r, f, n: _need(b.fragments).count(),
+    "token_counts": lambda b, r, f, n: dict(_need(b.fragments).token_counts([n], _tokenizer(r), f)),
     "search": lambda b, r, f, n: _need(b.text).search(r.query, 100, _given(f, r)),
     "search for its text": lambda b, r, f, n: _need(b.text).search(n.text, 10, _given(f, r)),
     "scores": lambda b, r, f, n: _need(b.text).scores(n.text, [n]),
@@ -401,6 +406,8 @@ def check_reads(outcome: Outcome) -> None:
         for node in _nodes(answer):
             held = {node.uri, node.path} & names
             assert not held, f"{observation.probe} gave {held}"
+        if isinstance(answer, dict) and observation.probe.read == "token_counts":
+            assert not set(answer) & names, f"{observation.probe} gave {set(answer) & names}"
 
 
 def _nodes(answer: Any) -> list[GraphNode]:
@@ -415,6 +422,7 @@ def _nodes(answer: Any) -> list[GraphNode]:
 NOTHING: dict[str, Callable[[Any], bool]] = {
     "variants": lambda answer: answer == [],
     "variants_many": lambda answer: answer == {},
+    "token_counts": lambda answer: answer == {},
     "scores": lambda answer: list(answer) == [0.0],
     "similarities": lambda answer: list(answer) == [None],
     "graph node": lambda answer: answer is None,

@@ -10,9 +10,11 @@ executor). First the contract; a candidate that breaks it is rejected:
 4. Its `token_count` agrees with the request's tokenizer (not under half nor over twice
    the real count, give or take 8 tokens, which tolerates a store counted with another
    tokenizer). A text too long to fit the request's budget at all is not counted: it can
-   never be packed at that depth. Each text is counted once in a request, however many
-   strategies propose it. Once one candidate is caught, the strategy's remaining
-   candidates are rejected unchecked: its counts cannot be trusted.
+   never be packed at that depth. A text the store holds, counted by the request's
+   tokenizer, is not counted again: the store's count is its real count
+   (`FragmentLookup.token_counts`, asked once for the first candidates). Once one
+   candidate is caught, the strategy's remaining candidates are rejected unchecked: its
+   counts cannot be trusted.
 
 Then the allocation (`budget` in the strategy's `retrieve`):
 
@@ -41,12 +43,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..contract.proposals import REACH
+from ..core._memo import BoundedMemo
 from ..core.models import Candidate, ContextFragment, DroppedRow, StrategyReport
 from ..text.tokens import Tokenizer
 from .variants import RequestVariants, VariantLookup, stored_shallower
 
+#: Texts whose hashes, and (tokenizer, hash) pairs whose counts, are remembered: the same
+#: fragments come back request after request.
+_REMEMBERED = 20_000
+#: Longest text whose hash is remembered (the memo keeps its texts as keys).
+_REMEMBERED_CHARS = 65_536
 #: Rejections named in a report's reason; the rest are counted.
 _NAMED_IN_REPORT = 3
+#: Candidates, best first, whose stored token counts are asked in one read: more than the
+#: built-in strategies propose, and rule 7 rarely takes more.
+_ASKED_OF_STORE = 256
 
 
 @dataclass(frozen=True)
@@ -72,12 +83,11 @@ def _contradicts(claimed: int, real: int) -> bool:
 
 
 class CandidateChecks:
-    """Applies the acceptance rules to one request's candidates, counting each text once:
-    strategies propose the same fragments.
-    """
+    """Applies the acceptance rules; remembers hashes and token counts across requests."""
 
     def __init__(self) -> None:
-        self._counts: dict[tuple[str, str], int] = {}  # (tokenizer, content hash) -> count
+        self._hashes = BoundedMemo[str, str](_REMEMBERED)
+        self._counts = BoundedMemo[tuple[str, str], int](_REMEMBERED)
 
     def accept(
         self,
@@ -88,6 +98,7 @@ class CandidateChecks:
         variants: RequestVariants,
     ) -> Accepted:
         """Apply the rules to one strategy's candidates; `budget` is the request's."""
+        self._recall_stored(candidates[:_ASKED_OF_STORE], tokenizer, variants)
         run = _Run(self, report, tokenizer, budget, variants)
         for rank, candidate in enumerate(candidates, start=1):
             if run.spent >= REACH * report.allocated_tokens:
@@ -96,6 +107,25 @@ class CandidateChecks:
             run.take(rank, candidate)
         return run.result(len(candidates))
 
+    def _recall_stored(
+        self, candidates: Sequence[Candidate], tokenizer: Tokenizer, variants: RequestVariants
+    ) -> None:
+        """Rule 4: the counts the store holds for texts not yet counted, kept as counts."""
+        name = tokenizer.name
+        unknown = [
+            candidate.fragment
+            for candidate in candidates
+            if self._counts.peek((name, candidate.fragment.content_hash)) is None
+        ]
+        for content_hash, tokens in variants.token_counts(unknown, name).items():
+            self._counts.put((name, content_hash), tokens)
+
+    def hash(self, text: str) -> str:
+        """The SHA-256 of `text`, as `content_hash` holds it."""
+        if len(text) > _REMEMBERED_CHARS:  # a memo keyed by huge texts would hold them all
+            return _sha256(text)
+        return self._hashes.get(text, lambda: _sha256(text))
+
     def tokens(self, fragment: ContextFragment, tokenizer: Tokenizer, budget: int) -> int | None:
         """The real token count of a fragment whose hash is checked; None when its text is
         too long to fit `budget` (told from its length, without counting).
@@ -103,10 +133,13 @@ class CandidateChecks:
         chars_per_token = tokenizer.max_token_chars
         if chars_per_token is not None and len(fragment.text) > budget * chars_per_token:
             return None
-        key = (tokenizer.name, fragment.content_hash)
-        if key not in self._counts:
-            self._counts[key] = tokenizer.count(fragment.text)
-        return self._counts[key]
+        return self._counts.get(
+            (tokenizer.name, fragment.content_hash), lambda: tokenizer.count(fragment.text)
+        )
+
+    def counted(self, fragment: ContextFragment, tokenizer: Tokenizer) -> int | None:
+        """The token count of a fragment's text if it was counted already, else None."""
+        return self._counts.peek((tokenizer.name, fragment.content_hash))
 
 
 class _Run:
@@ -176,7 +209,7 @@ class _Run:
             return f"score is {candidate.score}"
         if fragment.id in self.first_rank:
             return f"repeats the id of its candidate #{self.first_rank[fragment.id]}"
-        if _sha256(fragment.text) != fragment.content_hash:
+        if self.checks.hash(fragment.text) != fragment.content_hash:
             return "content_hash is not the SHA-256 of its text"
         if self.liar:
             return f"not checked: candidate #{self.liar} misstated its token count"

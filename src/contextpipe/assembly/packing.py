@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
@@ -46,7 +46,7 @@ from ..text.tokens import Tokenizer
 from ._packing_cache import PackingCache, Unit
 from .fusion import FusedItem
 from .rendering import Rendered, Renderer
-from .variants import VariantLookup, stored_shallower
+from .variants import RequestVariants, VariantLookup, stored_shallower
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,12 @@ class Packed:
     dropped: tuple[DroppedRow, ...]
     rendered: Rendered
     tokens_used: int
+
+
+#: How many of the items about next in line have their variants read with those of an
+#: item that needs its fallbacks. Few: once room runs short, packing soon stops (rule 5),
+#: and at 100k fragments a request then looked up 3 items' fallbacks on average.
+_READ_AHEAD = 8
 
 
 class _Fallback:
@@ -172,6 +178,31 @@ _WORD_CUTS = re.compile(r"(?<=\n)(?=[^\s/])|(?<=\S)(?= )")
 _CHUNK = 48
 
 
+def _last_line_start(text: str) -> int:
+    """Where the last line of `text` that starts a new piece begins (0: none but the
+    first).
+    """
+    end = len(text)
+    while (line_break := text.rfind("\n", 0, end)) >= 0:
+        start = line_break + 1
+        if start < len(text) and not text[start].isspace() and text[start] != "/":
+            return start
+        end = line_break
+    return 0
+
+
+def _last_space_start(text: str) -> int:
+    """Where the last space of `text` after a character other than whitespace is (0:
+    none).
+    """
+    space = text.rfind(" ")
+    while space > 0:
+        if not text[space - 1].isspace():
+            return space
+        space = text.rfind(" ", 0, space)
+    return 0
+
+
 class Packer:
     """Packs fused items into a budget for one renderer and tokenizer."""
 
@@ -181,11 +212,16 @@ class Packer:
         tokenizer: Tokenizer,
         policy: PackingPolicy,
         cache: PackingCache | None = None,
+        text_tokens: Callable[[ContextFragment], int | None] | None = None,
     ) -> None:
+        """`text_tokens` gives the exact count of a fragment's text, when it is known
+        (acceptance counted it already), or None.
+        """
         self._renderer = renderer
         self._tokenizer = tokenizer
         self._policy = policy
         self._cache = cache if cache is not None else PackingCache()
+        self._text_tokens = text_tokens
         self._separator_tokens = self._count_small(renderer.separator)
 
     def _count_small(self, text: str) -> int:
@@ -194,14 +230,54 @@ class Packer:
             (self._tokenizer.name, text), lambda: self._tokenizer.count(text)
         )
 
-    def _unit(self, block: str) -> Unit:
-        """The exact count of `block` and the separator after it."""
+    def _unit(self, block: str, fragment: ContextFragment | None = None) -> Unit:
         # Keyed by the block itself: whatever a renderer puts in it, the count is right.
         separator = self._renderer.separator
         return self._cache.units.get(
             (self._tokenizer.name, separator, block),
-            lambda: Unit(self._tokenizer.count(block + separator), _splits_before(block)),
+            lambda: Unit(self._block_tokens(block, fragment), _splits_before(block)),
         )
+
+    def _block_tokens(self, block: str, fragment: ContextFragment | None) -> int:
+        """The exact count of `block` and the separator after it. When the fragment's text
+        is in the block at a line start, its count is known (acceptance counted it), and
+        the tokenizer is additive at line starts (see `Tokenizer`), only the short parts
+        around the text's ends are encoded: block + separator = prefix + head + middle +
+        tail + rest, cut at line starts or, when the tokenizer is additive before spaces
+        too, before a space (the text's first and last words then). Its count is
+        count(prefix + head) + count(text) - count(head) - count(tail) + count(tail + rest)
+        (the first and last counted as one when `rest` ends a line and `prefix` starts a
+        piece); `head` is empty unless the text starts with whitespace, as indented code
+        does, which is not cut from the header before it.
+        """
+        whole = block + self._renderer.separator
+        known = None
+        if fragment is not None and self._text_tokens and self._tokenizer.additive_at_line_starts:
+            known = self._text_tokens(fragment)
+        text = fragment.text if fragment is not None else ""
+        start = block.find(text) if known is not None and text else -1
+        if start < 0 or not (start == 0 or block[start - 1] == "\n"):
+            return self._tokenizer.count(whole)
+        assert known is not None
+        cuts = self._cuts()
+        if _splits_before(text):
+            head = 0
+        elif found := cuts.search(text):
+            head = found.start()  # indented code: the text's first words go with the header
+        else:
+            return self._tokenizer.count(whole)
+        cut = _last_line_start(text)
+        if cuts is _WORD_CUTS:
+            cut = max(cut, _last_space_start(text))
+        if cut == 0:
+            return self._tokenizer.count(whole)
+        count = self._tokenizer.count
+        tail, rest, prefix = text[cut:], whole[start + len(text) :], block[: start + head]
+        inner = known - count(text[:head]) if head else known
+        if rest.endswith("\n") and _splits_before(prefix):
+            # One encoding for both ends: the separator ends a line, the header starts one.
+            return inner - count(tail) + count(tail + rest + prefix)
+        return (count(prefix) if prefix else 0) + inner - count(tail) + count(tail + rest)
 
     def _cuts(self) -> re.Pattern[str]:
         """Where texts may be cut into parts counted apart, for this tokenizer."""
@@ -210,7 +286,7 @@ class Packer:
     def _option(self, item: FusedItem, fragment: ContextFragment) -> Selected:
         """`item` at the depth of `fragment`, rendered, with its cost."""
         block = self._renderer.block(fragment)
-        return Selected(item, fragment, block, self._unit(block))
+        return Selected(item, fragment, block, self._unit(block, fragment))
 
     def frame_tokens(self, request: ContextRequest) -> int:
         """Tokens the output costs besides its blocks (wrappers, system prompt, messages)."""
@@ -299,10 +375,19 @@ class Packer:
         cheapest = 1 + self._separator_tokens
         shallower: dict[int, list[_Fallback]] = {}
         full_depth: dict[int, Selected | None] = {}
+        read: set[int] = set()  # the items whose variants were read ahead
 
         def fallbacks(index: int) -> list[_Fallback]:
             """The item's shallower depths, deepest first (looked up once)."""
             if index not in shallower:
+                if index not in read and isinstance(variants, RequestVariants):
+                    # Fallbacks are needed once room runs short, and then by most of the
+                    # items that come next: theirs are read with this one's, in one read.
+                    # The heap's first entries: its top levels, near enough to what
+                    # comes next for a read that only saves reads.
+                    coming = [entry[3] for entry in heap[:_READ_AHEAD]]
+                    read.update((index, *coming))
+                    variants.read_ahead(items[i].fragment.uko_uri for i in (index, *coming))
                 shallower[index] = self._shallower(items[index], variants)
             return shallower[index]
 

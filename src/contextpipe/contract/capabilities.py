@@ -60,6 +60,20 @@ class FragmentLookup(Protocol):
         """How many fragments (all depths) the store holds that the view's scope allows."""
         ...
 
+    def token_counts(
+        self,
+        fragments: Collection[ContextFragment],
+        tokenizer: str,
+        filters: RequestFilters | None = None,
+    ) -> Mapping[str, int]:
+        """The token counts the store holds for these fragments' texts, by content hash:
+        for each fragment stored under its id with its content hash, in a file whose
+        texts `tokenizer` counted; the others, and memory the view's scope (narrowed by
+        `filters`) does not allow, are left out. Acceptance takes them as the texts' real
+        counts instead of counting the texts again.
+        """
+        ...
+
 
 @runtime_checkable
 class TextSearch(Protocol):

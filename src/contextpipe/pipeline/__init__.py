@@ -13,7 +13,6 @@ says what happened to everything. The store is reached through its protocols onl
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,6 +51,7 @@ from ..core.errors import (
 from ..core.logs import configure_logging, is_configured, logger
 from ..core.models import (
     AssembledContext,
+    ContextFragment,
     ContextRequest,
     DroppedRow,
     RequestScope,
@@ -67,6 +67,7 @@ from ..plugins import (
 )
 from ..text.tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
 from ._host_memory import available_memory
+from ._loops import ThreadLoops
 from ._shared_search import with_shared_text
 from .vectors import DISABLED, with_vectors, without_vectors
 
@@ -109,6 +110,8 @@ class Pipeline:
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
         self._froze = False
+        self._checks = CandidateChecks()
+        self._loops = ThreadLoops()
 
     @classmethod
     def open(
@@ -389,7 +392,7 @@ class Pipeline:
 
     def assemble(self, request_or_query: ContextRequest | str, **fields: Any) -> AssembledContext:
         """Assemble context for a request (or a query with `budget=`, `output=`, ...)."""
-        return asyncio.run(self.aassemble(request_or_query, **fields))
+        return self._loops.run(self.aassemble(request_or_query, **fields))
 
     async def aassemble(
         self, request_or_query: ContextRequest | str, **fields: Any
@@ -471,8 +474,7 @@ class Pipeline:
         outcomes = await self._executor.run(plan.runs, request, backends, deadline)
         timings["strategies"] = _ms(mark)
         mark = time.perf_counter()
-        checks = CandidateChecks()  # the request's: each text counted once in it
-        answers = self._accept(plan.runs, outcomes, checks, request, tokenizer, variants)
+        answers = self._accept(plan.runs, outcomes, request, tokenizer, variants)
         timings["acceptance"] = _ms(mark)
         taken = {answer.report.name: answer.taken for answer in answers}
         returned = self._planner.returned(plan, [answer.report for answer in answers], taken)
@@ -482,7 +484,7 @@ class Pipeline:
         outcomes = await self._executor.run(returned.runs, request, backends, deadline)
         timings["strategies"] += _ms(mark)
         mark = time.perf_counter()
-        again = self._accept(returned.runs, outcomes, checks, request, tokenizer, variants)
+        again = self._accept(returned.runs, outcomes, request, tokenizer, variants)
         timings["acceptance"] += _ms(mark)
         seconds = {answer.report.name: answer for answer in again}
         by = ", ".join(returned.by)
@@ -497,7 +499,6 @@ class Pipeline:
         self,
         plans: Sequence[PlannedRun],
         outcomes: Sequence[RunOutcome],
-        checks: CandidateChecks,
         request: ContextRequest,
         tokenizer: Tokenizer,
         variants: RequestVariants,
@@ -516,7 +517,7 @@ class Pipeline:
                 answers.append(_Answer(outcome.report))
                 continue
             report, candidates = outcome.report, outcome.candidates
-            taken = checks.accept(report, candidates, tokenizer, request.budget, variants)
+            taken = self._checks.accept(report, candidates, tokenizer, request.budget, variants)
             name = report.name
             ranked = RankedList(
                 name, report.plugin, weights[name], taken.candidates, taken.ranks, taken.beyond
@@ -526,7 +527,12 @@ class Pipeline:
 
     def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
         policy = PackingPolicy.from_settings(self.settings.packing)
-        return Packer(renderer, tokenizer, policy, self._packing_cache)
+
+        def text_tokens(fragment: ContextFragment) -> int | None:
+            # Acceptance counted every candidate's text already: packing reuses the counts.
+            return self._checks.counted(fragment, tokenizer)
+
+        return Packer(renderer, tokenizer, policy, self._packing_cache, text_tokens)
 
     def warm_up(self) -> WarmUp:
         """Do now what a long-running process would otherwise do inside its first requests:
@@ -585,6 +591,7 @@ class Pipeline:
         """
         self.store.close()
         self._executor.close()
+        self._loops.close()
         if self._froze:
             gc.unfreeze()
             self._froze = False

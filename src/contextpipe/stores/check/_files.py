@@ -145,6 +145,25 @@ def many_nodes_at_once(subject: Subject) -> None:
         expect(list(found[uri]) == one, f"{uri}: other variants at once than alone")
 
 
+def token_counts_are_the_tokenizers(subject: Subject) -> None:
+    subject.index()
+    tokenizer = get_tokenizer(TOKENIZER)
+    lookup = subject.lookup()
+    stored = [v for f in subject.full_texts() for v in lookup.variants(f.uko_uri)]
+    counts = lookup.token_counts(stored, TOKENIZER)
+    for fragment in stored:
+        real = tokenizer.count(fragment.text)
+        found = counts.get(fragment.content_hash)
+        expect(found == real, f"{fragment.id}: {found} tokens, its text has {real}")
+    other = "the store holds nothing like this"
+    changed = stored[0].model_copy(update={"text": other, "content_hash": content_hash(other)})
+    unknown = stored[0].model_copy(update={"id": "uko://doc/nowhere.md#nothing@9"})
+    asked = lookup.token_counts([changed, unknown], TOKENIZER)
+    expect(not asked, f"counts for texts it does not hold under those ids: {asked}")
+    elsewhere = lookup.token_counts(stored, "cl100k_base")
+    expect(not elsewhere, "counts by a tokenizer that counted none of its texts")
+
+
 def _gives_back(subject: Subject, rows: Mapping[str, SkipReason | None]) -> None:
     stored = subject.stored_files()
     expect(sorted(stored) == sorted(rows), f"files() gives {sorted(stored)}")
@@ -481,6 +500,10 @@ CHECKS: list[tuple[str, Callable[[Subject], None]]] = [
     ),
     ("an index is counted, and looked up deepest first", index_is_counted_and_looked_up),
     ("many nodes at once are looked up as each alone", many_nodes_at_once),
+    (
+        "a stored text's token count is its tokenizer's, for that text alone",
+        token_counts_are_the_tokenizers,
+    ),
     ("the writer gives every file back as it was stored", files_come_back_as_stored),
     ("a changed file replaces its fragments, nodes and edges whole", changed_file_replaced_whole),
     ("indexing again with nothing changed writes nothing", unchanged_index_writes_nothing),

@@ -10,6 +10,7 @@ from ._kit import (
     ALL,
     EPOCH,
     SPACE,
+    TOKENIZER,
     Subject,
     expect,
     memory_ids,
@@ -218,11 +219,13 @@ def memory_reaches_only_its_scope(subject: Subject) -> None:
     ):
         lookup = subject.lookup(RequestScope(session=session, user=user))
         filters = RequestFilters(session=session, user=user)
+        counted = lookup.token_counts(kept, TOKENIZER, filters)
         seen = {
             "variants": memory_ids(f for uri in uris for f in lookup.variants(uri, filters)),
             "variants_many": memory_ids(
                 f for found in lookup.variants_many(uris, filters).values() for f in found
             ),
+            "token_counts": memory_ids(f for f in kept if f.content_hash in counted),
             "variants in the view's scope": memory_ids(
                 f for uri in uris for f in lookup.variants(uri)
             ),

@@ -170,6 +170,15 @@ class RequestReads:
         """How many fragments (all depths) the store holds that the scope allows."""
         return self._store.count(self._scope.narrow(None))
 
+    def token_counts(
+        self,
+        fragments: Collection[ContextFragment],
+        tokenizer: str,
+        filters: RequestFilters | None = None,
+    ) -> dict[str, int]:
+        """The stored token counts of these fragments' texts the scope allows."""
+        return self._store.token_counts(fragments, tokenizer, self._scope.narrow(filters))
+
     # -- TextSearch
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:

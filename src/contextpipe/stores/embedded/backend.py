@@ -766,6 +766,33 @@ class EmbeddedStore:
         )
         return int(rows[0][0])
 
+    def token_counts(
+        self,
+        fragments: Collection[ContextFragment],
+        tokenizer: str,
+        filters: RequestFilters | None = None,
+    ) -> dict[str, int]:
+        """The stored token counts of these fragments' texts, by content hash: for each
+        fragment stored under its id with its content hash, in a file `tokenizer` counted,
+        and not memory the request of `filters` may not see.
+        """
+        hashes = {fragment.id: fragment.content_hash for fragment in fragments}
+        if not hashes:
+            return {}
+        seen, params = scope_sql(filters)
+        rows = self._query(
+            "SELECT fragments.id, fragments.content_hash, fragments.token_count"
+            " FROM fragments JOIN files ON files.path = fragments.path"
+            " WHERE fragments.id IN (SELECT value FROM json_each(?)) AND files.tokenizer = ?"
+            f" AND {seen}",
+            (json.dumps(sorted(hashes)), tokenizer, *params),
+        )
+        return {
+            str(content_hash): int(tokens)
+            for id_, content_hash, tokens in rows
+            if hashes.get(str(id_)) == content_hash
+        }
+
     def variants(
         self, uko_uri: str, filters: RequestFilters | None = None
     ) -> list[ContextFragment]:

@@ -85,6 +85,8 @@ class _Text(NamedTuple):
     fragment: ContextFragment
     #: Its searched words, lower-cased (None: not searchable).
     words: tuple[str, ...] | None
+    #: The tokenizer that counted its tokens.
+    tokenizer: str
     #: The memory item it is (None: it was read from a file).
     memory: MemoryItem | None
 
@@ -280,6 +282,24 @@ class _Reads:
     def count(self) -> int:
         return len(self._seen(None)[0])
 
+    def token_counts(
+        self,
+        fragments: Collection[ContextFragment],
+        tokenizer: str,
+        filters: RequestFilters | None = None,
+    ) -> dict[str, int]:
+        held = {text.fragment.id: text for text in self._seen(filters)[0]}
+        counts: dict[str, int] = {}
+        for fragment in fragments:
+            text = held.get(fragment.id)
+            if (
+                text is not None
+                and text.fragment.content_hash == fragment.content_hash
+                and text.tokenizer == tokenizer
+            ):
+                counts[fragment.content_hash] = text.fragment.token_count
+        return counts
+
     # -- TextSearch
 
     def search(self, query: str, limit: int, filters: RequestFilters) -> list[TextHit]:
@@ -465,7 +485,9 @@ class _VectorWriter:
         return self._store.coverage(self._vectors.by_hash)
 
 
-def _texts(fragments: Iterable[NewFragment], memory: MemoryItem | None = None) -> tuple[_Text, ...]:
+def _texts(
+    fragments: Iterable[NewFragment], tokenizer: str, memory: MemoryItem | None = None
+) -> tuple[_Text, ...]:
     """The fragments as reads give them: with their title and language in their metadata
     (rendering and strategies read them there), and their searched words.
     """
@@ -481,6 +503,7 @@ def _texts(fragments: Iterable[NewFragment], memory: MemoryItem | None = None) -
                 }
             ),
             None if item.search_text is None else _words(f"{item.title}\n{item.search_text}"),
+            tokenizer,
             memory,
         )
         for item in fragments
@@ -540,7 +563,7 @@ class _Writer:
         edges: Iterable[EdgeRecord],
     ) -> None:
         _not_memory(path)
-        texts = _texts(fragments)
+        texts = _texts(fragments, stored.tokenizer)
         self._work.records[path] = _Record(stored, texts, tuple(nodes), tuple(edges))
         self._work.files_changed += 1
 
@@ -555,7 +578,7 @@ class _Writer:
         tokenizer = fragment.fragment.metadata.get("tokenizer", "")
         text = fragment.fragment.text
         stored = StoredFile(len(text.encode()), 0, fragment.fragment.content_hash, tokenizer)
-        texts = _texts([fragment], item)
+        texts = _texts([fragment], tokenizer, item)
         self._work.records[path] = _Record(stored, texts, (node,), (), item)
 
     def remove_memory(
