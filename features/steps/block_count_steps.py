@@ -9,7 +9,8 @@ from behave import given, then, when
 from behave.runner import Context
 
 from contextpipe import ContextFragment, OutputFormat, SourceRef, get_tokenizer
-from contextpipe.assembly.packing import Packer, PackingPolicy
+from contextpipe.assembly._block_costs import BlockCosts
+from contextpipe.assembly._packing_cache import PackingCache
 from contextpipe.assembly.rendering import renderer_for
 
 _LINES = (
@@ -100,10 +101,10 @@ def count_blocks_with(context: Context, output: str, tokenizer: str) -> None:
     exact = get_tokenizer(tokenizer)
     recording = _Recording(tokenizer)
     renderer = renderer_for(OutputFormat(output))
-    packer = Packer(
+    costs = BlockCosts(
         renderer,
         recording,  # pyright: ignore[reportArgumentType] - a Tokenizer in all but name
-        PackingPolicy(),
+        PackingCache(),
         text_tokens=lambda fragment: exact.count(fragment.text),
     )
     context.counts = []
@@ -114,7 +115,7 @@ def count_blocks_with(context: Context, output: str, tokenizer: str) -> None:
             fragment = _fragment(number, text, language)
             block = renderer.block(fragment)
             recording.lengths.clear()
-            unit = packer._unit(block, fragment)  # pyright: ignore[reportPrivateUsage] - under test
+            unit = costs.unit(block, fragment)
             whole = block + renderer.separator
             context.counts.append((whole, unit.tokens, exact.count(whole)))
             context.by_parts += bool(recording.lengths) and max(recording.lengths) < len(text)

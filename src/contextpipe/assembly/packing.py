@@ -23,27 +23,24 @@ reaches the top of the heap. Rules, in order:
 Token accounting uses the exact count of each rendered block followed by its separator.
 The whole output is then counted exactly, and items are removed from the end of the
 selection until it fits, so the output never exceeds the budget even when tokens merge
-across separators. That count is the sum of its parts' counts when the tokenizer allows
-it: a BPE tokenizer never merges across a line start that begins a new pre-tokenisation
-piece (see `Tokenizer.additive_at_line_starts`), and every block starts a line. Otherwise
-the whole output is counted. Counts and word sets are kept across requests
+across separators. How a cost is counted no further than these decisions need is
+`_block_costs`'s business; counts and word sets are kept across requests
 (`_packing_cache`).
 """
 
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import NamedTuple
 
 from ..config import PackingSettings
 from ..core.errors import BudgetError
-from ..core.models import ContextFragment, ContextRequest, DroppedRow, SourceRef
+from ..core.models import ContextFragment, ContextRequest, DroppedRow
 from ..text.tokens import Tokenizer
-from ._packing_cache import PackingCache, Unit
+from ._block_costs import BlockCosts
+from ._packing_cache import PackingCache, Unit, WordBits
 from .fusion import FusedItem
 from .rendering import Rendered, Renderer
 from .variants import RequestVariants, VariantLookup, stored_shallower
@@ -97,27 +94,6 @@ class Packed:
     tokens_used: int
 
 
-#: How many of the items about next in line have their variants read with those of an
-#: item that needs its fallbacks. Few: once room runs short, packing soon stops (rule 5),
-#: and at 100k fragments a request then looked up 3 items' fallbacks on average.
-_READ_AHEAD = 8
-
-
-class _Fallback:
-    """A shallower depth of an item, rendered. Its cost is counted only as far as packing's
-    decisions need: at the end of a selection most fallbacks are ruled out by their first
-    lines, so the rest of their text is never encoded.
-    """
-
-    __slots__ = ("at_least", "block", "fragment", "option")
-
-    def __init__(self, fragment: ContextFragment, block: str) -> None:
-        self.fragment = fragment
-        self.block = block
-        self.at_least = 0  # a lower bound of its cost while `option` is None
-        self.option: Selected | None = None  # with its exact cost, once counted
-
-
 class _Taken:
     """The nodes and line spans already in the context. No node enters twice, at any
     depth, and no two spans of one source overlap at one depth: fusion keeps different
@@ -148,59 +124,61 @@ class _Taken:
         spans.append((source.start_line, source.end_line, fragment.id))
 
 
-#: A fixed fragment the frame (what the output costs besides its blocks) is measured with,
-#: so that the estimate depends on the renderer and the request only.
-_PROBE = ContextFragment(
-    id="probe",
-    uko_uri="uko://probe",
-    detail_depth=9,
-    text="probe",
-    token_count=1,
-    source=SourceRef(uri="uko://probe", path="probe.txt", start_line=1, end_line=1, kind="text"),
-    content_hash="probe",
-)
+#: How many of the items about next in line have their variants read with those of an
+#: item that needs its fallbacks. Few: once room runs short, packing soon stops (rule 5),
+#: and at 100k fragments a request then looked up 3 items' fallbacks on average.
+_READ_AHEAD = 8
 
 
-def _splits_before(text: str) -> bool:
-    """Whether `text` starts with a character that begins a new pre-tokenisation piece
-    after a line break (not whitespace, not `/`): see `Tokenizer.additive_at_line_starts`.
+class _Fallback:
+    """A shallower depth of an item, rendered; its cost is counted once packing asks."""
+
+    __slots__ = ("block", "fragment", "option")
+
+    def __init__(self, fragment: ContextFragment, block: str) -> None:
+        self.fragment = fragment
+        self.block = block
+        self.option: Selected | None = None  # with its exact cost, once counted
+
+
+class _Similarity:
+    """Each item's greatest word-set similarity (Jaccard) to the items selected so far,
+    brought up to date lazily: only when the item reaches the top of the heap.
     """
-    return bool(text) and not text[0].isspace() and text[0] != "/"
 
+    def __init__(self, words: WordBits, items: Sequence[FusedItem]) -> None:
+        self._words = words
+        self._items = items
+        self._selected: list[tuple[int, int, int]] = []  # index, word bitset, word count
+        self.greatest: dict[int, float] = {}
+        self.twin: dict[int, int] = {}  # index -> the selected item it is most like
 
-#: Where a text may be cut into parts counted apart: a line start that begins a new piece
-#: (see `Tokenizer.additive_at_line_starts`), and with `_WORD_CUTS` also a space after a
-#: character other than whitespace (see `Tokenizer.additive_before_spaces`).
-_LINE_CUTS = re.compile(r"(?<=\n)(?=[^\s/])")
-_WORD_CUTS = re.compile(r"(?<=\n)(?=[^\s/])|(?<=\S)(?= )")
+    @property
+    def selected(self) -> int:
+        """How many selected items the similarities are kept against."""
+        return len(self._selected)
 
-#: Characters counted at a time while a block's cost is only compared with the room left.
-_CHUNK = 48
+    def catch_up(self, index: int, seen: int) -> float:
+        """The item's greatest similarity, compared with the items selected after the
+        first `seen` (the earlier ones were compared before).
+        """
+        bits, size = self._words.of(self._items[index].fragment)
+        best, twin = self.greatest.get(index, 0.0), self.twin.get(index, -1)
+        # The hot loop of packing: Jaccard on bitsets, inlined.
+        for other, other_bits, other_size in self._selected[seen:]:
+            shared = (bits & other_bits).bit_count()
+            union = size + other_size - shared
+            similarity = shared / union if union else 1.0
+            if similarity > best:
+                best, twin = similarity, other
+        self.greatest[index] = best
+        if twin >= 0:
+            self.twin[index] = twin
+        return best
 
-
-def _last_line_start(text: str) -> int:
-    """Where the last line of `text` that starts a new piece begins (0: none but the
-    first).
-    """
-    end = len(text)
-    while (line_break := text.rfind("\n", 0, end)) >= 0:
-        start = line_break + 1
-        if start < len(text) and not text[start].isspace() and text[start] != "/":
-            return start
-        end = line_break
-    return 0
-
-
-def _last_space_start(text: str) -> int:
-    """Where the last space of `text` after a character other than whitespace is (0:
-    none).
-    """
-    space = text.rfind(" ")
-    while space > 0:
-        if not text[space - 1].isspace():
-            return space
-        space = text.rfind(" ", 0, space)
-    return 0
+    def add(self, index: int) -> None:
+        """Record a selected item."""
+        self._selected.append((index, *self._words.of(self._items[index].fragment)))
 
 
 class Packer:
@@ -215,104 +193,16 @@ class Packer:
         text_tokens: Callable[[ContextFragment], int | None] | None = None,
     ) -> None:
         """`text_tokens` gives the exact count of a fragment's text, when it is known
-        (acceptance counted it already), or None.
+        (acceptance counted it), or None.
         """
         self._renderer = renderer
-        self._tokenizer = tokenizer
         self._policy = policy
         self._cache = cache if cache is not None else PackingCache()
-        self._text_tokens = text_tokens
-        self._separator_tokens = self._count_small(renderer.separator)
-
-    def _count_small(self, text: str) -> int:
-        """Token count of a short text that comes back often (separators, frames)."""
-        return self._cache.text_tokens.get(
-            (self._tokenizer.name, text), lambda: self._tokenizer.count(text)
-        )
-
-    def _unit(self, block: str, fragment: ContextFragment | None = None) -> Unit:
-        # Keyed by the block itself: whatever a renderer puts in it, the count is right.
-        separator = self._renderer.separator
-        return self._cache.units.get(
-            (self._tokenizer.name, separator, block),
-            lambda: Unit(self._block_tokens(block, fragment), _splits_before(block)),
-        )
-
-    def _block_tokens(self, block: str, fragment: ContextFragment | None) -> int:
-        """The exact count of `block` and the separator after it. When the fragment's text
-        is in the block at a line start, its count is known (acceptance counted it), and
-        the tokenizer is additive at line starts (see `Tokenizer`), only the short parts
-        around the text's ends are encoded: block + separator = prefix + head + middle +
-        tail + rest, cut at line starts or, when the tokenizer is additive before spaces
-        too, before a space (the text's first and last words then). Its count is
-        count(prefix + head) + count(text) - count(head) - count(tail) + count(tail + rest)
-        (the first and last counted as one when `rest` ends a line and `prefix` starts a
-        piece); `head` is empty unless the text starts with whitespace, as indented code
-        does, which is not cut from the header before it.
-        """
-        whole = block + self._renderer.separator
-        known = None
-        if fragment is not None and self._text_tokens and self._tokenizer.additive_at_line_starts:
-            known = self._text_tokens(fragment)
-        text = fragment.text if fragment is not None else ""
-        start = block.find(text) if known is not None and text else -1
-        if start < 0 or not (start == 0 or block[start - 1] == "\n"):
-            return self._tokenizer.count(whole)
-        assert known is not None
-        cuts = self._cuts()
-        if _splits_before(text):
-            head = 0
-        elif found := cuts.search(text):
-            head = found.start()  # indented code: the text's first words go with the header
-        else:
-            return self._tokenizer.count(whole)
-        cut = _last_line_start(text)
-        if cuts is _WORD_CUTS:
-            cut = max(cut, _last_space_start(text))
-        if cut == 0:
-            return self._tokenizer.count(whole)
-        count = self._tokenizer.count
-        tail, rest, prefix = text[cut:], whole[start + len(text) :], block[: start + head]
-        inner = known - count(text[:head]) if head else known
-        if rest.endswith("\n") and _splits_before(prefix):
-            # One encoding for both ends: the separator ends a line, the header starts one.
-            return inner - count(tail) + count(tail + rest + prefix)
-        return (count(prefix) if prefix else 0) + inner - count(tail) + count(tail + rest)
-
-    def _cuts(self) -> re.Pattern[str]:
-        """Where texts may be cut into parts counted apart, for this tokenizer."""
-        return _WORD_CUTS if self._tokenizer.additive_before_spaces else _LINE_CUTS
-
-    def _option(self, item: FusedItem, fragment: ContextFragment) -> Selected:
-        """`item` at the depth of `fragment`, rendered, with its cost."""
-        block = self._renderer.block(fragment)
-        return Selected(item, fragment, block, self._unit(block, fragment))
+        self._costs = BlockCosts(renderer, tokenizer, self._cache, text_tokens)
 
     def frame_tokens(self, request: ContextRequest) -> int:
         """Tokens the output costs besides its blocks (wrappers, system prompt, messages)."""
-        one = self._count_small(self._renderer.render([_PROBE], request).counted)
-        return max(0, one - self._unit(self._renderer.block(_PROBE)).tokens)
-
-    def _output_tokens(
-        self, selected: Sequence[Selected], rendered: Rendered, request: ContextRequest
-    ) -> int:
-        """The exact token count of `rendered`. When the tokenizer is additive at line starts
-        (see `Tokenizer`) and every block begins a line, it is the sum of the parts' counts:
-        the frame before, each block with its separator (cached), and the last block with
-        the frame after. Otherwise the whole output is counted.
-        """
-        frame = self._renderer.frame(request)
-        units = [option.unit for option in selected]
-        if (
-            not units
-            or not self._tokenizer.additive_at_line_starts
-            or not self._renderer.separator.endswith("\n")
-            or not (frame.before == "" or frame.before.endswith("\n"))
-            or not all(unit.splits_before for unit in (units if frame.before else units[1:]))
-        ):
-            return self._tokenizer.count(rendered.counted)
-        last = self._tokenizer.count(selected[-1].block + frame.after)
-        return self._count_small(frame.before) + sum(unit.tokens for unit in units[:-1]) + last
+        return self._costs.frame(request)
 
     def pack(
         self,
@@ -333,7 +223,7 @@ class Packer:
                 eligible.append(index)
         chosen: list[tuple[int, Selected]] = []
         if eligible:
-            remaining = request.budget - self.frame_tokens(request)
+            remaining = request.budget - self._costs.frame(request)
             stop = min(policy.stop_share * request.budget, policy.stop_tokens)
             chosen = self._select(items, eligible, remaining, stop, variants, dropped)
         rendered, tokens_used = self._fit(chosen, request, dropped)
@@ -356,43 +246,35 @@ class Packer:
         variants: VariantLookup,
         dropped: dict[int, str],
     ) -> list[tuple[int, Selected]]:
+        """The lazy greedy over MMR of the module's docstring, its rules in order."""
         policy = self._policy
-        words = self._cache.word_bits()
         top = max(items[i].score for i in eligible) or 1.0
         relevance = {i: items[i].score / top for i in eligible}
         # Entries: (beyond the allocations, -value, fragment id, index, selected items seen,
-        # fallback or None). Items within an allocation all come out before those beyond.
+        # the depth it competes at, or None for its full text). Rule 1: items within an
+        # allocation all come out before those beyond.
         heap: list[tuple[bool, float, str, int, int, Selected | None]] = [
             (items[i].beyond, -policy.mmr_lambda * relevance[i], items[i].fragment.id, i, 0, None)
             for i in eligible
         ]
         heapq.heapify(heap)
-        max_similarity = dict.fromkeys(eligible, 0.0)
-        most_similar: dict[int, int] = {}
+        similarity = _Similarity(self._cache.word_bits(), items)
         chosen: list[tuple[int, Selected]] = []
-        chosen_bits: list[tuple[int, int, int]] = []  # index, word bitset, word count
         taken = _Taken()
-        cheapest = 1 + self._separator_tokens
+        cheapest = 1 + self._costs.separator
+        full_depth: dict[int, Selected | None] = {}  # None: too long to count (rule 3)
         shallower: dict[int, list[_Fallback]] = {}
-        full_depth: dict[int, Selected | None] = {}
-        read: set[int] = set()  # the items whose variants were read ahead
 
         def fallbacks(index: int) -> list[_Fallback]:
-            """The item's shallower depths, deepest first (looked up once)."""
             if index not in shallower:
-                if index not in read and isinstance(variants, RequestVariants):
-                    # Fallbacks are needed once room runs short, and then by most of the
-                    # items that come next: theirs are read with this one's, in one read.
-                    # The heap's first entries: its top levels, near enough to what
-                    # comes next for a read that only saves reads.
-                    coming = [entry[3] for entry in heap[:_READ_AHEAD]]
-                    read.update((index, *coming))
-                    variants.read_ahead(items[i].fragment.uko_uri for i in (index, *coming))
-                shallower[index] = self._shallower(items[index], variants)
+                coming = [entry[3] for entry in heap[:_READ_AHEAD]]
+                shallower[index] = self._shallower(items, index, coming, variants)
             return shallower[index]
 
         while heap:
-            beyond, _, fragment_id, index, seen, fallback = heapq.heappop(heap)
+            beyond, _, fragment_id, index, seen, depth = heapq.heappop(heap)
+            item = items[index]
+            # Rule 5: stop once the room left is a sliver.
             if remaining < cheapest:
                 dropped[index] = f"budget: no room left ({max(remaining, 0)} tokens)"
                 continue
@@ -401,74 +283,66 @@ class Packer:
                     f"budget: packing stops with under {stop:g} tokens left ({remaining} left)"
                 )
                 continue
-            if clash := taken.clash(items[index].fragment):
+            # Rule 2: no node twice, no overlapping spans.
+            if clash := taken.clash(item.fragment):
                 dropped[index] = clash
                 continue
-            # Rule out what cannot fit at any depth before spending similarity work on it.
+            # Rule 3, first: rule out what fits at no depth before any similarity work.
             if index not in full_depth:
-                fragment = items[index].fragment
-                full_depth[index] = (
-                    None
-                    if self._too_long(fragment, remaining)
-                    else self._option(items[index], fragment)
-                )
+                full_depth[index] = self._full(item, remaining)
             option = full_depth[index]
             fits = option is not None and option.tokens <= remaining
-            if (
-                not fits
-                and self._deepest_fitting(items[index], fallbacks(index), remaining) is None
-            ):
+            if not fits and self._deepest_fitting(item, fallbacks(index), remaining) is None:
                 dropped[index] = self._no_fit(option, remaining)
                 continue
-            if seen < len(chosen):
-                # The hot loop of packing: Jaccard on bitsets, inlined.
-                bits, size = words.of(items[index].fragment)
-                best, best_other = max_similarity[index], most_similar.get(index, -1)
-                for other, other_bits, other_size in chosen_bits[seen:]:
-                    shared = (bits & other_bits).bit_count()
-                    union = size + other_size - shared
-                    similarity = shared / union if union else 1.0
-                    if similarity > best:
-                        best, best_other = similarity, other
-                max_similarity[index] = best
-                if best_other >= 0:
-                    most_similar[index] = best_other
-                if fallback is not None and fallback.tokens > remaining:
-                    fallback = self._deepest_fitting(items[index], fallbacks(index), remaining)
-                value = self._value(relevance[index], max_similarity[index], fallback)
-                heapq.heappush(heap, (beyond, -value, fragment_id, index, len(chosen), fallback))
+            # MMR: an item compared with fewer than all selected items is re-scored and
+            # goes back; its value only fell.
+            if seen < similarity.selected:
+                similarity.catch_up(index, seen)
+                if depth is not None and depth.tokens > remaining:
+                    depth = self._deepest_fitting(item, fallbacks(index), remaining)
+                value = self._value(relevance[index], similarity.greatest[index], depth)
+                heapq.heappush(
+                    heap, (beyond, -value, fragment_id, index, similarity.selected, depth)
+                )
                 continue
-            if max_similarity[index] >= policy.duplicate_threshold:
-                twin = items[most_similar[index]].fragment.id
-                dropped[index] = f"duplicate of {twin} (similarity {max_similarity[index]:.2f})"
+            # Rule 4: near-duplicates of a selected item.
+            if similarity.greatest.get(index, 0.0) >= policy.duplicate_threshold:
+                twin = items[similarity.twin[index]].fragment.id
+                dropped[index] = (
+                    f"duplicate of {twin} (similarity {similarity.greatest[index]:.2f})"
+                )
                 continue
-            item = items[index]
-            if fallback is None and option is not None and fits:
-                fallback = option
-            elif fallback is None:
-                # Too big in full: a shallower depth competes again, at its lower value.
-                fallback = self._deepest_fitting(item, fallbacks(index), remaining)
-                if fallback is None:
+            # Rule 3: the deepest depth that fits; a shallower one competes again, at its
+            # lower value.
+            if depth is None and option is not None and fits:
+                depth = option
+            elif depth is None:
+                depth = self._deepest_fitting(item, fallbacks(index), remaining)
+                if depth is None:
                     dropped[index] = self._no_fit(option, remaining)
                     continue
-                value = self._value(relevance[index], max_similarity[index], fallback)
-                heapq.heappush(heap, (beyond, -value, fragment_id, index, len(chosen), fallback))
+                value = self._value(relevance[index], similarity.greatest.get(index, 0.0), depth)
+                heapq.heappush(
+                    heap, (beyond, -value, fragment_id, index, similarity.selected, depth)
+                )
                 continue
-            if clash := taken.clash(fallback.fragment):
+            if clash := taken.clash(depth.fragment):
                 dropped[index] = clash
                 continue
-            chosen.append((index, fallback))
-            chosen_bits.append((index, *words.of(item.fragment)))
-            taken.add(fallback.fragment)
-            remaining -= fallback.tokens
+            chosen.append((index, depth))
+            similarity.add(index)
+            taken.add(depth.fragment)
+            remaining -= depth.tokens
         return chosen
 
-    def _too_long(self, fragment: ContextFragment, remaining: int) -> bool:
-        """Whether the fragment's text alone surely has more than `remaining` tokens, told
-        from its length, so that a huge text is never counted.
-        """
-        chars_per_token = self._tokenizer.max_token_chars
-        return chars_per_token is not None and len(fragment.text) > remaining * chars_per_token
+    def _full(self, item: FusedItem, remaining: int) -> Selected | None:
+        """The item in full, with its cost; None when its text is too long to count."""
+        fragment = item.fragment
+        if self._costs.surely_over(fragment, remaining):
+            return None
+        block = self._renderer.block(fragment)
+        return Selected(item, fragment, block, self._costs.unit(block, fragment))
 
     @staticmethod
     def _no_fit(option: Selected | None, remaining: int) -> str:
@@ -476,19 +350,30 @@ class Packer:
             return f"budget: needs more than {remaining} tokens, {remaining} left"
         return f"budget: needs {option.tokens} tokens, {remaining} left"
 
-    def _value(self, relevance: float, similarity: float, fallback: Selected | None) -> float:
+    def _value(self, relevance: float, similarity: float, depth: Selected | None) -> float:
         """MMR value, scaled by the worth of a shallower depth when the item is a fallback."""
         lam = self._policy.mmr_lambda
         worth = 1.0
-        if fallback is not None:
-            worth = self._policy.depth_values.get(fallback.fragment.detail_depth, 0.0)
+        if depth is not None:
+            worth = self._policy.depth_values.get(depth.fragment.detail_depth, 0.0)
         return (lam * relevance - (1 - lam) * similarity) * worth
 
-    def _shallower(self, item: FusedItem, variants: VariantLookup) -> list[_Fallback]:
-        """The node's shallower depths worth using, rendered, deepest first."""
+    def _shallower(
+        self,
+        items: Sequence[FusedItem],
+        index: int,
+        coming: Sequence[int],
+        variants: VariantLookup,
+    ) -> list[_Fallback]:
+        """The item's shallower depths worth using, rendered, deepest first. Fallbacks are
+        needed once room runs short, and then by most of the items that come next (the
+        heap's first entries, `coming`): theirs are read with this one's, in one read.
+        """
+        if isinstance(variants, RequestVariants):
+            variants.read_ahead(items[i].fragment.uko_uri for i in (index, *coming))
         return [
             _Fallback(variant, self._renderer.block(variant))
-            for variant in stored_shallower(item.fragment, variants)
+            for variant in stored_shallower(items[index].fragment, variants)
             if self._policy.depth_values.get(variant.detail_depth, 0.0) > 0.0
         ]
 
@@ -499,55 +384,23 @@ class Packer:
         shrinks during a selection, so a cost above it rules a fallback out for good.
         """
         for fallback in fallbacks:
-            if fallback.option is None and fallback.at_least <= remaining:
-                key = (self._tokenizer.name, self._renderer.separator, fallback.block)
-                unit = self._cache.units.peek(key)
+            if fallback.option is None:
+                unit = self._costs.within(fallback.block, remaining)
                 if unit is None:
-                    # A part counted by an earlier request may rule it out already.
-                    fallback.at_least = self._cache.at_least.peek(key) or 0
-                    if fallback.at_least > remaining:
-                        continue
-                    tokens, exact = self._tokens_within(fallback.block, remaining)
-                    if not exact:
-                        fallback.at_least = tokens
-                        self._cache.at_least.put(key, tokens)
-                        continue
-                    unit = self._cache.units.get(
-                        key, partial(Unit, tokens, _splits_before(fallback.block))
-                    )
+                    continue
                 fallback.option = Selected(item, fallback.fragment, fallback.block, unit)
-            if fallback.option is not None and fallback.option.tokens <= remaining:
+            if fallback.option.tokens <= remaining:
                 return fallback.option
         return None
-
-    def _tokens_within(self, block: str, limit: int) -> tuple[int, bool]:
-        """The exact count of `block` and the separator after it, and True; or, once its
-        first parts alone cost more than `limit`, their count and False. With a tokenizer
-        additive at line starts (see `Tokenizer`), the count is the sum of the counts of
-        the parts cut where a line starts a new piece (or before a space, see `_cuts`), each
-        of them at least 0.
-        """
-        whole = block + self._renderer.separator
-        if not self._tokenizer.additive_at_line_starts:
-            return self._tokenizer.count(whole), True
-        count, total, start = self._tokenizer.count, 0, 0
-        for found in self._cuts().finditer(whole, _CHUNK):
-            if found.start() - start < _CHUNK:
-                continue
-            total += count(whole[start : found.start()])
-            start = found.start()
-            if total > limit:
-                return total, False
-        return total + count(whole[start:]), True
 
     def _fit(
         self, chosen: list[tuple[int, Selected]], request: ContextRequest, dropped: dict[int, str]
     ) -> tuple[Rendered, int]:
         """Render, count exactly, and drop from the end until the output fits."""
         while True:
-            selected = [option for _, option in chosen]
-            rendered = self._renderer.render_blocks([option.block for option in selected], request)
-            tokens = self._output_tokens(selected, rendered, request)
+            blocks = [(option.block, option.unit) for _, option in chosen]
+            rendered = self._renderer.render_blocks([block for block, _ in blocks], request)
+            tokens = self._costs.output(blocks, rendered, request)
             if tokens <= request.budget:
                 return rendered, tokens
             if not chosen:
