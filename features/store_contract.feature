@@ -34,6 +34,46 @@ Feature: Every store backend keeps the same promises
     When I run "contextpipe store check postgres"
     Then the command fails with one line on stderr naming "unknown store backend 'postgres'; installed: embedded, memory"
 
+  Scenario: A backend that needs its own settings is checked with those of the command line
+    Given the installed store plugin "keyed": the memory store, opening only with the option token = "s3cret", as a server would
+    When I run "contextpipe store check keyed --option token=s3cret"
+    Then every check of the store contract passed
+
+  Scenario: A backend that needs its own settings is checked with the configured ones when it is the configured backend
+    Given the installed store plugin "keyed": the memory store, opening only with the option token = "s3cret", as a server would
+    And the project config file:
+      """
+      [store]
+      backend = "keyed"
+
+      [store.options]
+      token = "s3cret"
+      """
+    When I run "contextpipe store check"
+    Then every check of the store contract passed
+
+  Scenario: Another backend's configured settings are not handed to the one checked
+    Given the installed store plugin "keyed": the memory store, opening only with the option token = "s3cret", as a server would
+    And the project config file:
+      """
+      [store]
+      backend = "memory"
+
+      [store.options]
+      token = "s3cret"
+      """
+    When I run "contextpipe store check keyed"
+    Then the check says "keyed" does not open, saying "store.options.token: Field required"
+
+  Scenario: A wrong setting of the backend's is the one line it says
+    Given the installed store plugin "keyed": the memory store, opening only with the option token = "s3cret", as a server would
+    When I run "contextpipe store check keyed --option token=guess"
+    Then the check says "keyed" does not open, saying "store.options.token: the server refuses it"
+
+  Scenario: An option that is not KEY=VALUE is one line saying how to write it
+    When I run "contextpipe store check memory --option token"
+    Then the command fails with one line on stderr naming "--option 'token': give KEY=VALUE"
+
   Scenario: A backend that hands a session another session's memory fails the scope check
     Given the installed store plugin "leaky": the memory store, but trusting the session a strategy's filters name
     When I run "contextpipe store check leaky"
@@ -66,3 +106,16 @@ Feature: Every store backend keeps the same promises
       | tiered                  | skipped | needs backend sessions, which the store lacks   |
       | simple-keyword          | ok      |                                                 |
     And the context holds "app/util.py#slug"
+
+  Scenario: A mistake in the backend's own settings names the file, line and key
+    Given the installed store plugin "keyed": the memory store, opening only with the option token = "s3cret", as a server would
+    And the project config file:
+      """
+      [store]
+      backend = "keyed"
+
+      [store.options]
+      tokn = "s3cret"
+      """
+    When I run "contextpipe query hello"
+    Then the command fails with one line on stderr naming "config.toml:4: store.options.token: Field required"

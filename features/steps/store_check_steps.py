@@ -97,6 +97,43 @@ def flawed_store(context: Context, backend: str, flaw: str) -> None:
     install_distribution(context, backend, f"{backend}_store", source, "contextpipe.stores")
 
 
+_KEYED = """
+from pydantic import BaseModel, ConfigDict
+
+import contextpipe.stores.memory.backend as memory
+from contextpipe import ContextpipeError, hookimpl, store_options
+
+
+class Options(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str
+
+
+class KeyedBackend(memory.MemoryBackend):
+    name = "{backend}"
+
+    def open(self, settings, project_dir):
+        if store_options(settings, Options).token != "{token}":
+            raise ContextpipeError("store.options.token: the server refuses it")
+        return super().open(settings, project_dir)
+
+
+@hookimpl
+def contextpipe_stores():
+    return [KeyedBackend()]
+"""
+
+
+@given(
+    'the installed store plugin "{backend}": the memory store, opening only with the option'
+    ' token = "{token}", as a server would'
+)
+def keyed_store(context: Context, backend: str, token: str) -> None:
+    source = _KEYED.replace("{backend}", backend).replace("{token}", token)
+    install_distribution(context, backend, f"{backend}_store", source, "contextpipe.stores")
+
+
 _SUMMARY = re.compile(
     r"(\d+) passed, (\d+) failed(?:, (\d+) skipped \(capabilities not offered\))?"
 )
@@ -167,3 +204,12 @@ def reports_say(context: Context) -> None:
         report = reports[row["strategy"]]
         assert report.status == row["status"], f"{report.name}: {report.status} {report.reason}"
         assert row["reason"] in (report.reason or ""), f"{report.name}: {report.reason!r}"
+
+
+@then('the check says "{backend}" does not open, saying "{words}"')
+def does_not_open(context: Context, backend: str, words: str) -> None:
+    *lines, last = context.done.stdout.splitlines() or [""]
+    assert context.done.returncode == 1, f"exit {context.done.returncode}: {context.done.stdout}"
+    assert last == "0 passed, 1 failed", context.done.stdout
+    assert len(lines) == 1 and lines[0].startswith(f"{backend}: it opens on a new project: "), lines
+    assert words in lines[0], f"{words!r} not in {lines[0]!r}"

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .assembly.budget import AllocationRequest, BudgetAllocator
     from .assembly.executor import RetrievalMemo
-    from .config import Settings, load_settings, strategy_options
+    from .config import (
+        Settings,
+        load_settings,
+        setting_value,
+        store_options,
+        strategy_options,
+    )
     from .contract.capabilities import (
         Backends,
         Direction,
@@ -119,7 +125,7 @@ __version__ = "0.1.0"
 # The public names of each module (relative to this package), as imported above.
 _MODULES: dict[str, tuple[str, ...]] = {
     "assembly.budget": ("AllocationRequest", "BudgetAllocator"),
-    "config": ("Settings", "load_settings", "strategy_options"),
+    "config": ("Settings", "load_settings", "setting_value", "store_options", "strategy_options"),
     "contract.embedding": ("MODEL_INSTALL_COMMAND", "Embedder"),
     "core.errors": (
         "BudgetError",
@@ -339,7 +345,9 @@ __all__ = [
     "next_page",
     "preload_tokenizer",
     "query_terms",
+    "setting_value",
     "source_role",
+    "store_options",
     "strategy_options",
     "warm_up_tokenizer",
     "within_reach",

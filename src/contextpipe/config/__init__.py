@@ -8,6 +8,7 @@ from .loading import (
     disabled_plugins,
     effective_items,
     load_settings,
+    setting_value,
 )
 from .schema import (
     IngestSettings,
@@ -15,6 +16,7 @@ from .schema import (
     Settings,
     StrategySettings,
     TokenizerSettings,
+    store_options,
     strategy_options,
 )
 from .writing import default_config_toml
@@ -31,5 +33,7 @@ __all__ = [
     "disabled_plugins",
     "effective_items",
     "load_settings",
+    "setting_value",
+    "store_options",
     "strategy_options",
 ]

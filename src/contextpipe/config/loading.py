@@ -101,8 +101,10 @@ def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
-def _parse_env_value(raw: str) -> Any:
-    """Environment values are TOML values when they parse as one, else plain strings."""
+def setting_value(raw: str) -> Any:
+    """A setting given as text (an environment variable, a command-line option): its TOML
+    value when it parses as one (`5432`, `true`, `["a", "b"]`), else the text itself.
+    """
     try:
         return tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
@@ -118,7 +120,7 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
         parts = name[len(ENV_PREFIX) :].lower().split("__")
         if parts[0] == "strategies" and len(parts) > 1:
             parts[1] = parts[1].replace("_", "-")
-        overrides[".".join(parts)] = (name, _parse_env_value(environ[name]))
+        overrides[".".join(parts)] = (name, setting_value(environ[name]))
     return overrides
 
 
@@ -144,15 +146,20 @@ def _dotted_parts(key: str) -> list[str]:
 
 
 def _key_line(text: str, dotted: str) -> int | None:
-    """Best-effort line number of `dotted` in a TOML file, for error messages."""
+    """Best-effort line number of `dotted` in a TOML file, for error messages; for a key
+    the file lacks (a required one), the header of the deepest table it belongs in.
+    """
     parts = dotted.split(".")
+    table: tuple[int, int] | None = None  # (depth, line) of the deepest enclosing header
     for number, key, header in _toml_keys(text):
         # The key itself, a table or dotted key under it, or (for an assignment) an inline
         # table that holds it: `[a.b]` and `a.b.c = 1` both point at `a.b`.
         shorter = min(len(key), len(parts))
         if key[:shorter] == parts[:shorter] and (len(key) >= len(parts) or not header):
             return number
-    return None
+        if header and key == parts[: len(key)] and (table is None or len(key) > table[0]):
+            table = (len(key), number)
+    return None if table is None else table[1]
 
 
 def _key_at(text: str, line: int) -> str | None:
@@ -200,14 +207,18 @@ def _where(dotted: str, sources: Mapping[str, str], files: Mapping[str, str]) ->
 
 
 def _source_of(dotted: str, sources: Mapping[str, str]) -> str:
+    """What set `dotted`, else what set a key under it, else the nearest table around it
+    (where a required key is missing), else "defaults".
+    """
     parts = dotted.split(".")
     for end in range(len(parts), 0, -1):
         if (found := sources.get(".".join(parts[:end]))) is not None:
             return found
-    prefix = f"{dotted}."
-    for key, found in sources.items():
-        if key.startswith(prefix):
-            return found
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end]) + "."
+        for key, found in sources.items():
+            if key.startswith(prefix):
+                return found
     return "defaults"
 
 

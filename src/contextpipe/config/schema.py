@@ -57,6 +57,13 @@ class StoreSettings(BaseModel):
             " so changing it rewrites what is searched and loses nothing."
         ),
     )
+    options: dict[str, Any] = Field(
+        default_factory=dict[str, Any],
+        description=(
+            "The chosen backend's own settings (a server backend's address, for example),"
+            " validated by the backend; see its documentation."
+        ),
+    )
 
 
 class TokenizerSettings(BaseModel):
@@ -348,9 +355,20 @@ def strategy_options(settings: Settings, name: str, model: type[_Options]) -> _O
     pydantic `model`. A mistake raises `ConfigError` naming the dotted key, which
     contextpipe reports with the file and line it came from.
     """
+    return _validated(settings.strategy(name).options, model, f"strategies.{name}.options")
+
+
+def store_options(settings: Settings, model: type[_Options]) -> _Options:
+    """The store backend's `[store.options]`, validated by the backend's own pydantic
+    `model`, with mistakes reported as `strategy_options` reports them.
+    """
+    return _validated(settings.store.options, model, "store.options")
+
+
+def _validated(options: dict[str, Any], model: type[_Options], section: str) -> _Options:
     try:
-        return model.model_validate(settings.strategy(name).options)
+        return model.model_validate(options)
     except ValidationError as exc:
         where, problem = validation_problem(exc)
-        key = f"strategies.{name}.options" + (f".{where}" if where else "")
+        key = section + (f".{where}" if where else "")
         raise ConfigError(f"{key}: {problem}", key) from None

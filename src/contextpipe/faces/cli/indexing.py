@@ -201,16 +201,31 @@ def store() -> None:
 
 @store.command("check")
 @click.argument("name", required=False)
+@click.option(
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="One of the backend's [store.options] (a server's address, say), over the config's.",
+)
 @click.pass_obj
-def store_check(obj: CliContext, name: str | None) -> None:
+def store_check(obj: CliContext, name: str | None, options: tuple[str, ...]) -> None:
     """Run every check of the store contract against the installed backend NAME (default:
     the configured `[store] backend`), each on a temporary project of its own; print each
     failed check in one line, then how many passed and failed (exit status 1 on a failure).
+    The backend gets its `[store.options]` from the config when that names it, and from
+    `--option`.
     """
-    from ... import check_store
+    from ... import check_store, setting_value
 
+    given: dict[str, object] = {}
+    for option in options:
+        key, equals, value = option.partition("=")
+        if not equals or not key.strip():
+            fail(f"--option {option!r}: give KEY=VALUE, one of the backend's [store.options]")
+        given[key.strip()] = setting_value(value)
     with errors():
-        report = check_store(name, obj.config)
+        report = check_store(name, obj.config, options=given)
     for line in report.failures():
         click.echo(line)
     click.echo(report.summary())

@@ -7,17 +7,19 @@ instead, in one line) or skipped: a check of an optional capability (graph, time
 sessions, vectors) the store does not offer. A backend that offers the required ones
 (`store` and `text`) and passes every check keeps every promise the pipeline, ingest and
 the command line rely on (docs/stores.md). The checks use the backend's default settings
-(only `[store] backend` is set), so a check never touches a configured store.
+but its own `[store.options]`: those of the configuration when it names the same backend,
+and those given (a server backend's address, say), so that a server backend is checked
+on the server it will use, and an embedded one never touches a configured store.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from contextpipe import ContextpipeError, load_settings
 
@@ -93,23 +95,28 @@ def check_store(
     name: str | None = None,
     config: Path | None = None,
     progress: Callable[[CheckResult], None] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> StoreCheckReport:
     """Check every promise of the store contract against the installed backend `name`
     (None: the one `[store] backend` of `config`, else of ./config.toml, names), telling
-    `progress` each result as it comes. An unknown name is a `ContextpipeError` naming the
-    installed backends.
+    `progress` each result as it comes. The backend gets the configuration's `[store.options]`
+    when that names the same backend, updated with `options`. An unknown name is a
+    `ContextpipeError` naming the installed backends.
     """
-    backend = name or load_settings(config_file=config).settings.store.backend
+    configured = load_settings(config_file=config).settings.store
+    backend = name or configured.backend
     installed = installed_store_backends()
     if backend not in installed:
         raise ContextpipeError(
             f"unknown store backend {backend!r}; installed: {', '.join(installed) or 'none'}"
         )
+    own = {**(configured.options if backend == configured.backend else {}), **(options or {})}
+    overrides = {"store.backend": backend, "store.options": own}
     results: list[CheckResult] = []
     for promise, check in CHECKS:
-        result = _checked(backend, promise, check)
+        result = _checked(overrides, promise, check)
         if result is None:  # it does not open: every other check would say the same
-            result = CheckResult(_OPENS, "failed", _opening_failure(backend))
+            result = CheckResult(_OPENS, "failed", _opening_failure(overrides))
             results = [result]
             if progress is not None:
                 progress(result)
@@ -120,11 +127,13 @@ def check_store(
     return StoreCheckReport(backend, tuple(results))
 
 
-def _checked(backend: str, promise: str, check: Callable[[Subject], None]) -> CheckResult | None:
+def _checked(
+    overrides: Mapping[str, Any], promise: str, check: Callable[[Subject], None]
+) -> CheckResult | None:
     """The check run on a temporary project of its own (None: the backend does not open)."""
     with tempfile.TemporaryDirectory(prefix="contextpipe-store-check-") as folder:
         try:
-            subject = Subject.on_project(backend, Path(folder) / "project")
+            subject = Subject.on_project(overrides, Path(folder) / "project")
         except Exception:
             return None
         try:
@@ -140,10 +149,10 @@ def _checked(backend: str, promise: str, check: Callable[[Subject], None]) -> Ch
     return CheckResult(promise, "passed")
 
 
-def _opening_failure(backend: str) -> str:
+def _opening_failure(overrides: Mapping[str, Any]) -> str:
     with tempfile.TemporaryDirectory(prefix="contextpipe-store-check-") as folder:
         try:
-            Subject.on_project(backend, Path(folder) / "project").close()
+            Subject.on_project(overrides, Path(folder) / "project").close()
         except Exception as exc:
             return _one_line(f"{type(exc).__name__}: {exc}")
     return "it opened only on a second try"

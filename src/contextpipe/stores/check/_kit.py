@@ -18,7 +18,7 @@ from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -269,8 +269,11 @@ class _RecordingStore:
 class Subject:
     """One backend's store on a project of its own, reached through the protocols only."""
 
-    def __init__(self, backend: str, project: Path) -> None:
-        self.backend = backend
+    def __init__(self, overrides: Mapping[str, Any], project: Path) -> None:
+        """`overrides` are the settings that differ from the defaults (`[store] backend`
+        and its options).
+        """
+        self.overrides = overrides
         self.project = project
         #: The node URIs ever written, and what the last index run did, root by root.
         self.written: set[str] = set()
@@ -279,19 +282,17 @@ class Subject:
         self.changes: list[str] | None = None
         #: Everything ever indexed from each path: node URI -> full text.
         self.seen: dict[str, dict[str, str]] = {}
-        self.pipeline = Pipeline.open(
-            project_dir=project, overrides={"store.backend": backend}, environ={}
-        )
+        self.pipeline = Pipeline.open(project_dir=project, overrides=overrides, environ={})
         self.store: Store = _RecordingStore(self.pipeline.store, self)
         self.pipeline.store = self.store
 
     @classmethod
-    def on_project(cls, backend: str, project: Path) -> Subject:
+    def on_project(cls, overrides: Mapping[str, Any], project: Path) -> Subject:
         """A subject on the check project, written to `project`."""
         write_files(project, PROJECT)
         for path, modified in MODIFIED.items():
             set_mtime(project / path, modified)
-        return cls(backend, project)
+        return cls(overrides, project)
 
     def close(self) -> None:
         self.pipeline.close()
@@ -429,7 +430,7 @@ class Subject:
         shutil.copytree(self.project, copy, ignore=store_folders)
         if without is not None:
             shutil.rmtree(copy / without)
-        fresh = Subject(self.backend, copy)
+        fresh = Subject(self.overrides, copy)
         try:
             fresh.index()
             return fresh.contents()
