@@ -139,10 +139,6 @@ class Store(Protocol):
         """Raise `StoreError` (saying what to run) unless the index exists and is whole."""
         ...
 
-    def damage(self) -> str | None:
-        """What is wrong with the store, in a few words (None: nothing, or no store)."""
-        ...
-
     def verify(self) -> str:
         """Check the whole store, reading everything it holds (slow; `index --check`):
         what was checked, in one line, or a `StoreError` naming the damage and what to run.

@@ -230,9 +230,6 @@ class _RecordingStore:
     def check(self) -> None:
         self.inner.check()
 
-    def damage(self) -> str | None:
-        return self.inner.damage()
-
     def verify(self) -> str:
         return self.inner.verify()
 

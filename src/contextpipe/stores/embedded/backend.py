@@ -521,7 +521,7 @@ class EmbeddedStore:
         if noted is not None:
             raise StoreError(noted)
 
-    def damage(self) -> str | None:
+    def _damage(self) -> str | None:
         """What is wrong with the store, in a few words (None: nothing found, or no store)."""
         if not self.exists():
             return None
@@ -598,7 +598,7 @@ class EmbeddedStore:
         store aside is followed by indexing everything anew: the full check costs little
         beside that).
         """
-        if self.damage() is not None:
+        if self._damage() is not None:
             return True
         try:
             self.verify()

@@ -639,9 +639,6 @@ class MemoryStore:
                 " PATH` (the memory store keeps nothing across processes)"
             )
 
-    def damage(self) -> str | None:
-        return None  # nothing kept can be damaged
-
     def verify(self) -> str:
         self.check()
         stats = self.stats()
