@@ -25,13 +25,19 @@ from pathlib import Path
 from contextpipe import Pipeline
 
 SEED = 20241122
-SIZES = (1_000, 10_000, 100_000)
 CHUNKS_PER_FILE = 10
 FILES_PER_DIR = 100
 BUDGET = 4000
 
-#: Set by the nox `bench` session; the benchmarks then spend less time on repetitions.
+#: Set by the nox `bench` session (CI), which runs each benchmark once to show it works:
+#: the benchmarks then spend less time on repetitions and skip the 100k store, whose
+#: building and reading took several minutes of CI's 45.
 QUICK = os.environ.get("CONTEXTPIPE_BENCH_QUICK", "") not in ("", "0")
+#: The corpus sizes built, and the largest, which the targets (at 100k) are measured on.
+SIZES = (1_000, 10_000) if QUICK else (1_000, 10_000, 100_000)
+LARGEST = SIZES[-1]
+#: The sizes latency is measured at: 1k stores answer in too little time to tell apart.
+LATENCY_SIZES = tuple(size for size in SIZES if size >= 10_000)
 
 # Ordered from most to least frequent: the position of a word is its Zipf rank.
 VOCABULARY = tuple(

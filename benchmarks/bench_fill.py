@@ -22,11 +22,11 @@ from pathlib import Path
 import contextpipe
 
 from ._code_trees import VENDORED_QUESTIONS, build_vendored
-from ._corpus import QUICK, build_corpora, latency_queries, memoized
+from ._corpus import LARGEST, QUICK, build_corpora, latency_queries, memoized
 from ._fill import BUDGETS, UNLISTED_KINDS, measure_all, summarise
 from ._stores import json_memo, scratch_folder
 
-CORPUS_SIZE = 100_000
+CORPUS_SIZE = LARGEST
 CORPUS_QUERIES = 20 if QUICK else 50
 
 Summary = dict[str, float]

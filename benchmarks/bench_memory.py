@@ -25,10 +25,9 @@ from pathlib import Path
 
 import contextpipe
 
-from ._corpus import BUDGET, build_corpora, latency_queries, memoized, percentiles
+from ._corpus import BUDGET, LATENCY_SIZES, build_corpora, latency_queries, memoized, percentiles
 from .bench_assemble import MIX_SIZES, mix_project
 
-SIZES = (10_000, 100_000)
 MEMORY_ITEMS = 2_000
 SESSIONS = 20
 #: The asking session of every measured request.
@@ -151,7 +150,7 @@ class _Figures:
 class MemoryStrategyLatency(_Figures):
     """recency and tiered alone, and a session's default mix."""
 
-    params = (list(SIZES), list(RUNS))
+    params = (list(LATENCY_SIZES), list(RUNS))
     param_names = ("fragments", "run")
     timeout = 1800
 

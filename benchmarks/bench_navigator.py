@@ -29,9 +29,8 @@ from collections.abc import Callable
 
 import contextpipe
 
-from ._corpus import BUDGET, build_corpora, memoized, percentiles
+from ._corpus import BUDGET, LATENCY_SIZES, build_corpora, memoized, percentiles
 
-NAVIGATOR_SIZES = (10_000, 100_000)
 #: Requests per percentile measurement, quick or not: the p95 of 50 is their third slowest,
 #: which one pause of a shared host sets; 200 cost the quick run about 10 s a store.
 REQUESTS = 200
@@ -124,7 +123,7 @@ def _measure(projects: dict[int, str], fragments: int) -> dict[str, float]:
 
 
 class _Figures:
-    params: tuple[list[int], ...] = (list(NAVIGATOR_SIZES),)
+    params: tuple[list[int], ...] = (list(LATENCY_SIZES),)
     param_names = ("fragments",)
     setup_cache = staticmethod(build_corpora)
     timeout = 1200
@@ -147,7 +146,7 @@ class NavigatorGraph(_Figures):
 class NavigatorLatency(_Figures):
     """The navigator alone: p50 and p95 of `assemble` from a focus and from a query."""
 
-    params = (list(NAVIGATOR_SIZES), ["focus", "query"])
+    params = (list(LATENCY_SIZES), ["focus", "query"])
     param_names = ("fragments", "start")
     unit = "ms"
 
@@ -164,7 +163,7 @@ class NavigatorLatency(_Figures):
 class NavigatorMix(_Figures):
     """Code questions under the default configuration, and keyword alone in the same run."""
 
-    params = (list(NAVIGATOR_SIZES), ["default", "keyword"])
+    params = (list(LATENCY_SIZES), ["default", "keyword"])
     param_names = ("fragments", "strategies")
     unit = "ms"
 

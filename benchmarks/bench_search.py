@@ -23,14 +23,21 @@ from contextpipe import Pipeline, RequestFilters, query_terms
 from contextpipe.stores.embedded._text_layout import fts_expression
 from contextpipe.stores.embedded.backend import EmbeddedStore
 
-from ._corpus import QUICK, build_corpora, latency_queries, memoized, percentiles
+from ._corpus import (
+    LARGEST,
+    LATENCY_SIZES,
+    QUICK,
+    build_corpora,
+    latency_queries,
+    memoized,
+    percentiles,
+)
 from ._fresh import in_fresh_process
 
 #: Queries per percentile measurement.
 LATENCY_QUERIES = 50 if QUICK else 200
 #: `simple-keyword` asks for 50 hits first, and for up to 500 when those are too few.
 LIMITS = (50, 500)
-SIZES = (10_000, 100_000)
 _UNFILTERED = RequestFilters()
 
 
@@ -86,7 +93,7 @@ class KeywordSearch:
     the same samples (measured once per run, see `_corpus.memoized`).
     """
 
-    params = (list(SIZES), list(LIMITS))
+    params = (list(LATENCY_SIZES), list(LIMITS))
     param_names = ("fragments", "limit")
     setup_cache = staticmethod(build_corpora)
     timeout = 900
@@ -151,7 +158,7 @@ class KeywordSearchCold:
     unit = "ms"
 
     def setup(self, projects: dict[int, str], limit: int) -> None:
-        size = 10_000 if QUICK else 100_000
+        size = LARGEST
         self.stats = memoized(
             projects,
             f"search-cold-{size}-{limit}",
@@ -208,7 +215,9 @@ class KeywordUpdate:
     unit = "s"
 
     def setup(self, projects: dict[int, str], index: str) -> None:
-        self.stats = memoized(projects, "update-100000", lambda: measure_update(projects[100_000]))
+        self.stats = memoized(
+            projects, f"update-{LARGEST}", lambda: measure_update(projects[LARGEST])
+        )
 
     def track_reindex_and_query_s(self, projects: dict[int, str], index: str) -> float:
         return self.stats[index]

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._corpus import QUICK, build_corpora, memoized
+from ._corpus import LARGEST, QUICK, build_corpora, memoized
 from ._startup import measure, probes, summary
 
 #: Runs of each probe per asv run.
 ROUNDS = 5 if QUICK else 15
 PROBES = ("import", "help", "version", "query", "query-keyword", "query-cold")
 #: The store the query probes run against.
-STORE_SIZE = 100_000
+STORE_SIZE = LARGEST
 
 
 class Startup:

@@ -25,7 +25,7 @@ from contextpipe.faces.evaluation.beir import read_beir
 from contextpipe.faces.evaluation.project import indexed_project
 from contextpipe.pipeline.vectors import with_vectors
 
-from ._corpus import QUICK, build_corpora, latency_queries, memoized
+from ._corpus import LARGEST, build_corpora, latency_queries, memoized
 from ._fresh import in_fresh_process
 from .bench_vectors import (
     EMBEDDER,
@@ -182,7 +182,7 @@ class ExactSearchByDtype:
     unit = "ms"
 
     def setup(self, projects: dict[int, str], dtype: str) -> None:
-        size = 10_000 if QUICK else 100_000
+        size = LARGEST
         embedded_vectors(projects, size)
         self.stats = memoized(
             projects, f"vector-dtype-{size}", lambda: measure_dtypes(projects[size], 100)

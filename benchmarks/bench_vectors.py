@@ -29,7 +29,7 @@ from contextpipe.faces.evaluation.beir import read_beir
 from contextpipe.faces.evaluation.project import indexed_project
 from contextpipe.pipeline.vectors import with_vectors
 
-from ._corpus import QUICK, SIZES, build_corpora, latency_queries, memoized, percentiles
+from ._corpus import LATENCY_SIZES, build_corpora, latency_queries, memoized, percentiles
 from .scifact_report import data_folder
 
 EMBEDDER = "wordllama"
@@ -39,8 +39,6 @@ QUERIES = 100
 APPROXIMATE_ABOVE = 5_000
 #: Above any store measured: exact search.
 EXACT = 10_000_000
-#: CI's quick run measures 10k only: embedding the 100k store alone takes most of a minute.
-MEASURED = tuple(size for size in SIZES if size >= 10_000 and not (QUICK and size > 10_000))
 
 
 def _opened(project: str, approximate_above: int | None = None) -> contextpipe.Pipeline:
@@ -154,7 +152,7 @@ class VectorTopK:
     search.
     """
 
-    params = (list(MEASURED),)
+    params = (list(LATENCY_SIZES),)
     param_names = ("fragments",)
     setup_cache = staticmethod(build_corpora)
     timeout = 1200
@@ -194,7 +192,7 @@ class VectorTopK:
 class ApproximateBuild:
     """Seconds to build the approximate index over every vector of the store."""
 
-    params = (list(MEASURED),)
+    params = (list(LATENCY_SIZES),)
     param_names = ("fragments",)
     setup_cache = staticmethod(build_corpora)
     timeout = 1200
@@ -207,7 +205,7 @@ class ApproximateBuild:
 class EmbedStore:
     """Seconds to compute the vectors of a whole store with wordllama."""
 
-    params = (list(MEASURED),)
+    params = (list(LATENCY_SIZES),)
     param_names = ("fragments",)
     setup_cache = staticmethod(build_corpora)
     timeout = 1200
