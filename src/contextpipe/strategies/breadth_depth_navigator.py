@@ -66,7 +66,6 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -259,8 +258,6 @@ class BreadthDepthNavigator:
         self.options = options
         # Each depth's value relative to full text, as the packer weighs it (`[packing]`).
         self._depth_values = dict(depth_values)
-        # The graph whose edges were last ready (rule 7), weakly: an old state is let go.
-        self._ready: weakref.ref[GraphView] | None = None
 
     def prepare(self, request: ContextRequest, backends: Backends) -> None:
         """The graph's names, read by the first lookup once per state of the index (half a
@@ -311,7 +308,7 @@ class BreadthDepthNavigator:
         total = started + self.options.total_limit_ms / 1000
         # A walk of no time (the focus only) reads no edge: it waits for none.
         walks = self.options.time_limit_ms > 0
-        edges_ready = not walks or self._edges_ready(graph, min(seeds), total)
+        edges_ready = not walks or _edges_ready(graph, min(seeds), total)
         ready = time.perf_counter()
         # Edges not ready: no edge is read, the walk proposes its starting points.
         deadline = min(ready + self.options.time_limit_ms / 1000, total) if edges_ready else ready
@@ -351,16 +348,6 @@ class BreadthDepthNavigator:
             )
         candidates = _candidates(walk, scores, variants, wanted, self._depth_values, note)
         return Retrieved(candidates, report)
-
-    def _edges_ready(self, graph: GraphView, uri: str, until: float) -> bool:
-        """Rule 7, asked of a graph only until its edges were ready once."""
-        if self._ready is not None and self._ready() is graph:
-            return True
-        ready = _edges_ready(graph, uri, until)
-        if ready:
-            with contextlib.suppress(TypeError):  # a graph a plugin made unreferenceable
-                self._ready = weakref.ref(graph)
-        return ready
 
     def explain(self) -> str:
         return (
