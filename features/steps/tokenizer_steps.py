@@ -415,29 +415,25 @@ def tiktoken_not_imported(context: Context) -> None:
 # -- warming a pipeline up -----------------------------------------------------------------
 
 # Assembles the query of argv[3] at the budget of argv[4] in the project of argv[1], after
-# `Pipeline.warm_up` unless argv[2] is 'cold' (after its own `gc.freeze()` first when it is
-# 'frozen'); prints what the warm-up did, the store's files and their sizes right after it,
-# whether tiktoken's encoder existed before the request, how many objects were frozen out of
-# garbage collection during the request and after the pipeline closed, and the context
-# without its timings.
+# `Pipeline.warm_up` unless argv[2] is 'cold'; prints what the warm-up did, the store's
+# files and their sizes right after it, whether tiktoken's encoder existed before the
+# request, and the context without its timings.
 _ASSEMBLE_SCRIPT = (
-    "import gc, json, sys; from pathlib import Path; from contextpipe import Pipeline; "
-    "gc.freeze() if sys.argv[2] == 'frozen' else None; "
+    "import json, sys; from pathlib import Path; from contextpipe import Pipeline; "
     "p = Pipeline.open(project_dir=sys.argv[1]); "
     "w = p.warm_up() if sys.argv[2] != 'cold' else None; "
     "files = {f.name: f.stat().st_size for f in Path(p.store.location).iterdir()}; "
     "before = 'tiktoken' in sys.modules; "
     "c = p.assemble(sys.argv[3], budget=int(sys.argv[4])).model_dump(mode='json'); "
-    "frozen = gc.get_freeze_count(); p.close(); "
+    "p.close(); "
     "c.pop('elapsed_ms'); c.pop('timings_ms'); [s.pop('elapsed_ms') for s in c['strategies']]; "
     "print(json.dumps({'warm': w and w.__dict__, 'before': before, 'context': c, "
-    "'frozen': [frozen, gc.get_freeze_count()], 'files': files}))"
+    "'files': files}))"
 )
 #: How each kind of process of `_ASSEMBLE_SCRIPT` is named in the steps.
 _PROCESSES = {
     "warms its pipeline up and": "warm",
     "without warm-up": "cold",
-    "freezes its own objects, warms its pipeline up and": "frozen",
 }
 
 
@@ -462,32 +458,15 @@ def warmed_before(context: Context) -> None:
     assert warm["warm"]["graph_seconds"] is not None, "the graph was not resolved"
 
 
-@then(
-    "the warm-up read the whole store and froze what was alive out of garbage collection"
-    " until the pipeline closed; the process without warm-up froze nothing"
-)
-def warm_up_read_and_froze(context: Context) -> None:
-    warm, cold = context.assembled_in["warm"], context.assembled_in["cold"]
+@then("the warm-up read the whole store")
+def warm_up_read(context: Context) -> None:
+    warm = context.assembled_in["warm"]
     # SQLite's shared-memory file is mapped, never read.
     files = {name: size for name, size in warm["files"].items() if not name.endswith("-shm")}
     assert "index.sqlite3" in files, f"no index among the store's files: {files}"
     assert warm["warm"]["store_bytes"] == sum(files.values()), (
         f"the warm-up read {warm['warm']['store_bytes']} bytes of the store's {files}"
     )
-    during, after = warm["frozen"]
-    # The modules alone are thousands of objects: a handful would mean nothing was frozen.
-    assert during > 1000, f"{during} objects were frozen during the request"
-    assert after == 0, f"{after} objects stayed frozen after the pipeline closed"
-    assert cold["frozen"] == [0, 0], f"a process without warm-up froze {cold['frozen']}"
-
-
-@then(
-    "the objects that process froze before its warm-up were still frozen after the pipeline closed"
-)
-def own_freeze_kept(context: Context) -> None:
-    during, after = context.assembled_in["frozen"]["frozen"]
-    # `gc.unfreeze` leaves none; some die as the pipeline closes, frozen or not.
-    assert after > 1000, f"frozen during the request: {during}, after close: {after}"
 
 
 @then("both contexts are the same, and the process without warm-up never built the encoder")

@@ -13,7 +13,6 @@ says what happened to everything. The store is reached through its protocols onl
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -109,7 +108,6 @@ class Pipeline:
         self._executor = StrategyExecutor(memo)
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
-        self._froze = False
         self._checks = CandidateChecks()
         self._loops = ThreadLoops()
 
@@ -540,13 +538,9 @@ class Pipeline:
         available memory holds: 0.7 s for 730 MB at 100k fragments), build the configured
         tokenizer's full encoder (about 0.2 s; until then a process counts its first
         megabyte of text in pure Python, three times slower) and the store's graph (its
-        edges resolved: seconds at 100k fragments). Then the objects alive, which live as
-        long as the process (its modules, the graph, the vocabulary), are frozen out of
-        garbage collection (`gc.freeze`), so that full collections stop walking them: 25 ms
-        a collection at 100k fragments, one in about every 40 requests; `close` gives them
-        back to it. For a service or an agent that answers many requests; a command that
-        answers one should not call it. It changes no answer. A damaged index is a
-        `StoreError`, as in `assemble`.
+        edges resolved: seconds at 100k fragments). For a service or an agent that answers
+        many requests; a command that answers one should not call it. It changes no
+        answer. A damaged index is a `StoreError`, as in `assemble`.
         """
         started = time.perf_counter()
         if self.store.exists():
@@ -561,11 +555,6 @@ class Pipeline:
         if graph is not None:
             graph.neighbours("uko://repo/")  # the first read of any node's edges reads all
             graph_seconds = round(time.perf_counter() - tokenizer_done, 3)
-        gc.collect()  # what is garbage now is not frozen with the rest
-        # Unfrozen at `close` only if nothing was frozen before: a pre-fork server's own
-        # freeze is its own.
-        self._froze = self._froze or gc.get_freeze_count() == 0
-        gc.freeze()
         warmed = WarmUp(
             name,
             round(tokenizer_done - store_done, 3),
@@ -585,16 +574,11 @@ class Pipeline:
 
     def close(self) -> None:
         """Release the store's connections, the event loops `assemble` kept and those of
-        async strategies, and give the objects `warm_up` froze back to garbage collection
-        (`gc.unfreeze`, which unfreezes every frozen object of the process: done only when
-        nothing was frozen before this pipeline's first `warm_up`).
+        async strategies.
         """
         self.store.close()
         self._executor.close()
         self._loops.close()
-        if self._froze:
-            gc.unfreeze()
-            self._froze = False
 
 
 @dataclass(frozen=True)
