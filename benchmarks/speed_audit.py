@@ -39,7 +39,9 @@ vectors, as `bench_assemble.embedded_copy` makes it); missing ones are built the
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import functools
 import gc
 import hashlib
 import json
@@ -120,6 +122,10 @@ def _off_none(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     return contextlib.nullcontext()
 
 
+def _off_loop_reuse(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    return patched((pipeline._loops, "run", asyncio.run))
+
+
 class _ThreadPerCall:
     """`_threads._DaemonWorkers` without reuse: a new thread for every job."""
 
@@ -134,6 +140,24 @@ def _off_thread_reuse(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     from contextpipe.assembly import _threads
 
     return patched((_threads, "_WORKERS", _ThreadPerCall()))
+
+
+def _off_in_turn(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly import _threads
+
+    def each_alone(self: Any, loop: asyncio.AbstractEventLoop, calls: Any) -> None:
+        self._loop = loop
+        self._calls = list(calls)
+        self.futures = [loop.create_future() for _ in self._calls]
+        self.started = [None] * len(self._calls)
+        self._lock = threading.Lock()
+        self._next = len(self._calls)
+        self._finished = []
+        self._timer = None
+        for index in range(len(self._calls)):
+            _threads._WORKERS.submit(functools.partial(self._alone, index))
+
+    return patched((_threads.PlainBatch, "__init__", each_alone))
 
 
 def _off_shared_text(pipeline: Any) -> contextlib.AbstractContextManager[None]:
@@ -182,6 +206,12 @@ def _off_variants_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]
     return patched((EmbeddedStore, "variants_many", variants_many))
 
 
+def _off_variants_read_ahead(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly import packing
+
+    return patched((packing, "_READ_AHEAD", 0))
+
+
 def _off_lazy_variant_fragments(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     from contextpipe.stores.embedded import _variants
 
@@ -199,6 +229,40 @@ def _off_packing_cache(pipeline: Any) -> contextlib.AbstractContextManager[None]
     from contextpipe.assembly._packing_cache import PackingCache
 
     return patched((pipeline, "_packing_cache", PackingCache()))
+
+
+def _off_packing_counts(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly.packing import Packer, PackingPolicy
+
+    def packer(renderer: Any, tokenizer: Any) -> Any:
+        policy = PackingPolicy.from_settings(pipeline.settings.packing)
+        return Packer(renderer, tokenizer, policy, pipeline._packing_cache, None)
+
+    return patched((pipeline, "_packer", packer))
+
+
+def _off_hash_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly import acceptance
+
+    def hashed(self: Any, text: str) -> str:
+        return acceptance._sha256(text)
+
+    return patched((acceptance.CandidateChecks, "hash", hashed))
+
+
+def _off_count_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly import acceptance
+    from contextpipe.core._memo import BoundedMemo
+
+    # Counts kept within the request only (packing reuses acceptance's).
+    fresh = BoundedMemo[tuple[str, str], int](acceptance._REMEMBERED)
+    return patched((pipeline._checks, "_counts", fresh))
+
+
+def _off_store_counts(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly.acceptance import CandidateChecks
+
+    return patched((CandidateChecks, "_recall_stored", lambda self, *args: None))
 
 
 def _off_unwrapped(path: str) -> Callable[[Any], contextlib.AbstractContextManager[None]]:
@@ -421,6 +485,47 @@ def _off_connections(pipeline: Any) -> Iterator[None]:
         store._local = kept
 
 
+def _off_dropped_lazy(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.core._dropped import DroppedList
+
+    original = DroppedList.__init__
+
+    def eager(self: Any, rows: Any = ()) -> None:
+        original(self, rows)
+        self.entries()
+
+    return patched((DroppedList, "__init__", eager))
+
+
+def _off_lookup_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly.planning import Planner
+    from contextpipe.text.words import code_mentions
+
+    async def look_up_names(self: Any, request: Any, graph: Any, deadline_ms: int) -> None:
+        if graph is None:
+            return
+        names = [*request.focus, *code_mentions(request.query).names]
+        if not names:
+            return
+
+        def look_up() -> None:
+            for name in names:
+                graph.lookup(name)
+
+        await self._executor.on_worker(look_up, deadline_ms / 2000)
+
+    return patched((Planner, "_look_up_names", look_up_names))
+
+
+def _off_lookup(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly.planning import Planner
+
+    async def look_up_names(self: Any, request: Any, graph: Any, deadline_ms: int) -> None:
+        return None
+
+    return patched((Planner, "_look_up_names", look_up_names))
+
+
 def _off_navigator_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     from contextpipe.strategies import breadth_depth_navigator as navigator
 
@@ -441,11 +546,25 @@ DEVICES: dict[str, Device] = {
     for device in (
         Device("none", "-", "nothing: the noise of one repeat", ("keyword", "mix"), _off_none),
         Device(
+            "loop-reuse",
+            "pipeline/_loops.py:15 ThreadLoops",
+            "an event loop per request (off: asyncio.run)",
+            ("keyword", "mix"),
+            _off_loop_reuse,
+        ),
+        Device(
             "thread-reuse",
             "assembly/_threads.py:40 _DaemonWorkers",
             "a thread start per strategy call (off: a new thread each)",
             ("keyword", "mix"),
             _off_thread_reuse,
+        ),
+        Device(
+            "in-turn-batch",
+            "assembly/_threads.py:92 PlainBatch",
+            "waking one worker per call (off: every call on its own worker at once)",
+            ("keyword", "mix"),
+            _off_in_turn,
         ),
         Device(
             "shared-text",
@@ -490,11 +609,46 @@ DEVICES: dict[str, Device] = {
             _off_lazy_variant_fragments,
         ),
         Device(
+            "variants-read-ahead",
+            "assembly/packing.py:104 _READ_AHEAD (+ variants.py:48 read_ahead)",
+            "one variants read per fallback node (off: the node alone)",
+            ("keyword", "mix"),
+            _off_variants_read_ahead,
+        ),
+        Device(
             "packing-cache",
             "assembly/_packing_cache.py:287 PackingCache",
             "block token counts and word bitsets across requests (off: fresh per request)",
             ("keyword", "mix"),
             _off_packing_cache,
+        ),
+        Device(
+            "packing-reuses-counts",
+            "pipeline/__init__.py:531 text_tokens (packing.py:242 _block_tokens)",
+            "counting a block's text again in packing (off: the whole block counted)",
+            ("keyword", "mix"),
+            _off_packing_counts,
+        ),
+        Device(
+            "hash-memo",
+            "assembly/acceptance.py:89 CandidateChecks._hashes",
+            "SHA-256 of candidate texts seen before",
+            ("keyword", "mix"),
+            _off_hash_memo,
+        ),
+        Device(
+            "count-memo",
+            "assembly/acceptance.py:90 CandidateChecks._counts",
+            "token counts across requests (off: kept within the request only)",
+            ("keyword", "mix"),
+            _off_count_memo,
+        ),
+        Device(
+            "store-token-counts",
+            "acceptance.py:110 _recall_stored + FragmentLookup.token_counts",
+            "counting candidates the store counted at index time",
+            ("keyword", "mix"),
+            _off_store_counts,
         ),
         Device(
             "query-terms-cache",
@@ -533,21 +687,21 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "bm25-contributions",
-            "stores/embedded/_text_index.py:712 TextView._contribution",
+            "stores/embedded/_text_index.py:711 TextView._contribution",
             "scoring a cached term's postings again",
             ("keyword", "mix"),
             _off_contributions,
         ),
         Device(
             "bm25-statistics",
-            "stores/embedded/_text_index.py:541,558 TextView._everything",
+            "stores/embedded/_text_index.py:565 TextView._everything",
             "the length norms of every fragment, per search",
             ("keyword", "mix"),
             _off_statistics,
         ),
         Device(
             "stems-memo",
-            "stores/embedded/_text_index.py:105 _Stems._known",
+            "stores/embedded/_text_index.py:104 _Stems._known",
             "FTS5's tokens of the query's words (an in-memory FTS5 insert)",
             ("keyword", "mix"),
             _off_stems,
@@ -561,21 +715,21 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "coverage-memo",
-            "stores/embedded/_vector_matrix.py:74 EmbeddedVectors.coverage (_counted)",
+            "stores/embedded/_vector_matrix.py:78 EmbeddedVectors.coverage (_counted)",
             "counting the texts with a vector (a meta read when a writer counted)",
             ("mix",),
             _off_coverage,
         ),
         Device(
             "ann-last-found",
-            "stores/embedded/_vector_matrix.py:70,236 _last_found",
+            "stores/embedded/_vector_matrix.py:236 _last_found",
             "the approximate index searched again for the same query (100k only)",
             ("mix",),
             _off_last_found,
         ),
         Device(
             "matrix-memo",
-            "stores/embedded/_vector_matrix.py:94 EmbeddedVectors._loaded",
+            "stores/embedded/_vector_matrix.py:91 EmbeddedVectors._matrix",
             "mapping (and checking) the saved matrix per search (exact search: 10k)",
             ("mix",),
             _off_matrix_memo,
@@ -583,7 +737,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "ann-index-memo",
-            "stores/embedded/_vector_matrix.py:215 EmbeddedVectors._approximate",
+            "stores/embedded/_vector_matrix.py:218 EmbeddedVectors._approximate",
             "loading the approximate index per search (100k)",
             ("mix",),
             _off_approximate_memo,
@@ -591,7 +745,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "text-view-memo",
-            "stores/embedded/backend.py:921 EmbeddedStore._text_view",
+            "stores/embedded/backend.py:918 EmbeddedStore._text",
             "loading the keyword index per search",
             ("keyword", "mix"),
             _off_text_view,
@@ -599,7 +753,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "graph-memo",
-            "stores/embedded/backend.py:1128 EmbeddedStore.graph",
+            "stores/embedded/backend.py:1128 EmbeddedStore._graph",
             "a new graph per request (its names loaded again by the lookup)",
             ("keyword", "mix"),
             _off_graph_memo,
@@ -613,12 +767,31 @@ DEVICES: dict[str, Device] = {
             _off_connections,
         ),
         Device(
+            "dropped-lazy",
+            "core/_dropped.py:108 DroppedList",
+            "building DroppedFragment entries nobody reads (off: built at once)",
+            ("keyword", "mix"),
+            _off_dropped_lazy,
+        ),
+        Device(
+            "lookup-memo",
+            "assembly/planning.py:95 Planner._looked_up (rule 3)",
+            "the hand-off of the name lookup to a worker once names are loaded",
+            ("keyword", "mix"),
+            _off_lookup_memo,
+        ),
+        Device(
+            "lookup-on-worker",
+            "assembly/planning.py:196 Planner._look_up_names (rule 3)",
+            "nothing in steady state (off: no lookup before can_handle)",
+            ("keyword", "mix"),
+            _off_lookup,
+        ),
+        Device(
             "navigator-ready-memo",
             "strategies/breadth_depth_navigator.py:262 _ready (rule 7)",
             "a thread per navigator walk to wait for the edges",
-            # The navigator declines every standard query (can_handle 0): neither benchmark
-            # runs it; `--workload navigator` is no workload of the audit.
-            ("navigator",),
+            ("keyword", "mix"),
             _off_navigator_memo,
         ),
         Device(
@@ -678,19 +851,6 @@ def measure_device(
     answers: dict[str, dict[str, str]] = {"on": {}, "off": {}}
     incomplete = {"on": 0, "off": 0}
     ran: dict[str, int] = {}
-    # Full collections (the oldest generation) during each condition's requests: count, ms.
-    full = {"on": [0, 0.0], "off": [0, 0.0]}
-    now = {"side": "on", "since": 0.0}
-
-    def watch(phase: str, info: dict[str, int]) -> None:
-        if info["generation"] != 2:
-            return
-        if phase == "start":
-            now["since"] = time.perf_counter()
-            return
-        full[str(now["side"])][0] += 1
-        full[str(now["side"])][1] += (time.perf_counter() - float(now["since"])) * 1000
-
     try:
         if workload == "mix":
             _warm_up(pipeline)
@@ -698,13 +858,11 @@ def measure_device(
             for query in FIXED:
                 pipeline.assemble(query, budget=BUDGET)
         standing = device.off(pipeline) if condition == "off" else contextlib.nullcontext()
-        gc.callbacks.append(watch)
         with standing:
             for passed in range(2):
                 for index, query in enumerate(latency_queries(queries)):
                     side = condition or ("off" if (index + passed + first_off) % 2 else "on")
                     switch = device.off(pipeline) if side == "off" and not condition else None
-                    now["side"] = side
                     with switch or contextlib.nullcontext():
                         started, cpu = time.perf_counter(), time.process_time()
                         context = pipeline.assemble(query, budget=BUDGET)
@@ -719,8 +877,6 @@ def measure_device(
                         if report.status == "ok":
                             ran[report.name] = ran.get(report.name, 0) + 1
     finally:
-        with contextlib.suppress(ValueError):
-            gc.callbacks.remove(watch)
         pipeline.close()
     same = [q for q in answers["on"] if q in answers["off"]]
     return {
@@ -730,7 +886,6 @@ def measure_device(
         "compared": len(same),
         "differ": sum(answers["on"][q] != answers["off"][q] for q in same),
         "ran": ran,
-        "full_collections": {side: [count, round(ms, 1)] for side, (count, ms) in full.items()},
     }
 
 
@@ -790,9 +945,6 @@ def audit(
                             **halves["on"],
                             "samples": {s: halves[s]["samples"][s] for s in ("on", "off")},
                             "incomplete": {s: halves[s]["incomplete"][s] for s in ("on", "off")},
-                            "full_collections": {
-                                s: halves[s]["full_collections"][s] for s in ("on", "off")
-                            },
                         }
                     else:
                         run = _child(base)
@@ -806,7 +958,6 @@ def audit(
                         "incomplete": run["incomplete"],
                         "differ": run.get("differ", 0),
                         "ran": run.get("ran", {}),
-                        "full_collections": run.get("full_collections"),
                         "load": round(os.getloadavg()[0], 2),
                     }
                     rows.append(row)
@@ -909,8 +1060,6 @@ def startup_child(item: str, condition: str, project: str, started: float) -> di
             contextpipe.pipeline.preload_tokenizer = tokens.preload_tokenizer
         if item == "rank-cache":
             return _rank_cache_saving()
-    if item in _IN_PROCESS:
-        return _IN_PROCESS[item](Path(project))
         import contextpipe
 
         from ._corpus import BUDGET
@@ -1014,72 +1163,6 @@ def _rank_cache_saving(rounds: int = 9) -> dict[str, float]:
     return {f"{key}_ms": round(statistics.median(found), 2) for key, found in times.items()}
 
 
-def _word_parts_saving(project: Path, rounds: int = 3) -> dict[str, float]:
-    """Index time: `identifier_words` over the full texts and titles of a store (what
-    `search_columns` splits when indexing them), with a fresh memo each round as a new
-    index run has, and without the memo, in turn.
-    """
-    import sqlite3
-
-    from contextpipe.core._memo import memoised
-    from contextpipe.text import words
-
-    database = project / ".contextpipe" / "index.sqlite3"
-    with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
-        texts = [str(row[0]) for row in db.execute("SELECT text FROM fragments WHERE depth = 9")]
-    plain = words._word_parts.__wrapped__
-    times: dict[str, list[float]] = {"with": [], "without": []}
-    for _ in range(rounds):
-        for side, function in (("with", memoised(200_000)(plain)), ("without", plain)):
-            with patched((words, "_word_parts", function)):
-                begin = time.perf_counter()
-                for text in texts:
-                    words.identifier_words(text)
-                times[side].append((time.perf_counter() - begin) * 1000)
-    found = {f"{key}_ms": round(statistics.median(value), 1) for key, value in times.items()}
-    return {**found, "texts": len(texts)}
-
-
-def _parser_saving(project: Path, rounds: int = 20) -> dict[str, float]:
-    """Index time: building tree-sitter's Python parser and query (`ingest/code.py`
-    `_parser` and `_query`, cached per process), once per file without the cache.
-    """
-    from contextpipe.ingest import code
-
-    files = sum(1 for _ in (project / "corpus").rglob("*.py"))
-    parser, query = code._parser.__wrapped__, code._query.__wrapped__
-    built: list[float] = []
-    for _ in range(rounds):
-        begin = time.perf_counter()
-        with patched((code, "_parser", parser)):
-            query("python")
-        built.append((time.perf_counter() - begin) * 1000)
-    each = statistics.median(built)
-    return {"build_ms": round(each, 2), "python_files": files, "all_files_s": each * files / 1000}
-
-
-def _schema_saving(project: Path, rounds: int = 20) -> dict[str, float]:
-    """Each connection opened: the tables and indexes the schema makes (`_health._objects`,
-    cached per process), learned by running the schema in memory.
-    """
-    from contextpipe.stores.embedded import _health, backend
-
-    function = _health._objects.__wrapped__
-    built: list[float] = []
-    for _ in range(rounds):
-        begin = time.perf_counter()
-        function(backend._SCHEMA)
-        built.append((time.perf_counter() - begin) * 1000)
-    return {"per_open_ms": round(statistics.median(built), 3)}
-
-
-_IN_PROCESS: dict[str, Callable[[Path], dict[str, float]]] = {
-    "word-parts-index": _word_parts_saving,
-    "parser-cache": _parser_saving,
-    "schema-objects-cache": _schema_saving,
-}
-
-
 #: Start-up devices: where, what they save, and what a process needs for them.
 STARTUP = {
     "rank-cache": "text/tokens/_rank_cache.py: decoded BPE ranks read back (marshal)",
@@ -1090,9 +1173,6 @@ STARTUP = {
     "graph-gc-pause": "stores/_bulk.py collector_paused while the graph is built",
     "matrix-saved": "stores/embedded/_vector_matrix.py:105 _mapped/_save (saved matrix)",
     "cli-exit-freeze": "faces/cli/__init__.py:64 gc.freeze before exit",
-    "word-parts-index": "text/words.py:67 _word_parts memo, index time (search_columns)",
-    "parser-cache": "ingest/code.py:196,444 _parser/_query functools.cache, index time",
-    "schema-objects-cache": "stores/embedded/_health.py:234 _objects lru_cache, per open",
 }
 
 
@@ -1150,7 +1230,7 @@ def startup(workdir: Path, size: int, names: list[str], runs: int) -> None:
                 ):
                     shutil.rmtree(env["XDG_CACHE_HOME"], ignore_errors=True)
         print(f"{name} ({STARTUP[name]}), size {size}, {runs} runs each, median [min-max]:")
-        if name == "rank-cache" or name in _IN_PROCESS:  # with and without in each process
+        if name == "rank-cache":  # with and without in turn in each process
             for key in results["on"][0]:
                 both = [r[key] for r in results["on"] + results["off"]]
                 low, high = min(both), max(both)
@@ -1167,48 +1247,6 @@ def startup(workdir: Path, size: int, names: list[str], runs: int) -> None:
         print(f"  load {os.getloadavg()[0]:.2f}", flush=True)
 
 
-_BASELINE = """
-import json, sys
-import contextpipe
-from benchmarks.bench_assemble import LATENCY_QUERIES, measure_latency, measure_mix
-project, workload = sys.argv[1], sys.argv[2]
-if workload == "mix":
-    print(json.dumps(measure_mix(project, LATENCY_QUERIES)))
-else:
-    pipeline = contextpipe.Pipeline.open(project_dir=project)
-    try:
-        print(json.dumps(measure_latency(pipeline, LATENCY_QUERIES)))
-    finally:
-        pipeline.close()
-"""
-
-
-def baseline(workdir: Path, sizes: list[int], workloads: list[str]) -> None:
-    """Everything on: the asv benchmarks' own measurement (`measure_latency`,
-    `measure_mix`) of each store, in a fresh process each.
-    """
-    for workload in workloads:
-        for size in sizes:
-            project = _prepare(workdir, size, workload)
-            done = subprocess.run(
-                [sys.executable, "-c", _BASELINE, str(project), workload],
-                cwd=Path(__file__).parents[1],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            found = json.loads(done.stdout.splitlines()[-1])
-            print(f"{workload:7} {size:>6}: {found}  load {os.getloadavg()[0]:.2f}", flush=True)
-
-
-def report(files: list[Path]) -> None:
-    """The table of `print_table` for the rows of earlier `--json` files, merged."""
-    rows: list[dict[str, Any]] = []
-    for path in files:
-        rows += json.loads(path.read_text(encoding="utf-8"))["rows"]
-    print_table(rows)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -1219,13 +1257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per device")
     parser.add_argument("--queries", type=int, default=QUERIES, help="standard queries a pass")
     parser.add_argument("--startup", action="store_true", help="the start-up devices instead")
-    parser.add_argument(
-        "--baseline", action="store_true", help="p50/p95 with everything on, as asv measures"
-    )
     parser.add_argument("--runs", type=int, default=8, help="start-up processes per condition")
     parser.add_argument("--workdir", type=Path, default=WORKDIR)
     parser.add_argument("--json", type=Path, default=None, help="write the raw rows here")
-    parser.add_argument("--report", type=Path, nargs="+", help="print the table of --json files")
     args = parser.parse_args(argv)
 
     if args.child:
@@ -1235,9 +1269,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(json.dumps(result))
         return 0
-    if args.report:
-        report(args.report)
-        return 0
     if args.list:
         for device in DEVICES.values():
             print(f"{device.name:24} {'/'.join(device.workloads):12} {device.where}")
@@ -1245,10 +1276,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:24} {'start-up':12} {where}")
         return 0
     chosen = [name for name in args.items.split(",") if name]
-    workloads = ["keyword", "mix"] if args.workload == "both" else [args.workload]
-    if args.baseline:
-        baseline(args.workdir, args.size, workloads)
-        return 0
     if args.startup:
         for size in args.size:
             startup(args.workdir, size, chosen or list(STARTUP), args.runs)
@@ -1256,6 +1283,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in chosen if name not in DEVICES]
     if unknown:
         parser.error(f"unknown devices: {', '.join(unknown)}")
+    workloads = ["keyword", "mix"] if args.workload == "both" else [args.workload]
     print(f"load average {os.getloadavg()}", flush=True)
     audit(
         args.workdir,
