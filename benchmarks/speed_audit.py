@@ -687,21 +687,21 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "bm25-contributions",
-            "stores/embedded/_text_index.py:711 TextView._contribution",
+            "stores/embedded/_text_index.py:712 TextView._contribution",
             "scoring a cached term's postings again",
             ("keyword", "mix"),
             _off_contributions,
         ),
         Device(
             "bm25-statistics",
-            "stores/embedded/_text_index.py:565 TextView._everything",
+            "stores/embedded/_text_index.py:541,558 TextView._everything",
             "the length norms of every fragment, per search",
             ("keyword", "mix"),
             _off_statistics,
         ),
         Device(
             "stems-memo",
-            "stores/embedded/_text_index.py:104 _Stems._known",
+            "stores/embedded/_text_index.py:105 _Stems._known",
             "FTS5's tokens of the query's words (an in-memory FTS5 insert)",
             ("keyword", "mix"),
             _off_stems,
@@ -715,21 +715,21 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "coverage-memo",
-            "stores/embedded/_vector_matrix.py:78 EmbeddedVectors.coverage (_counted)",
+            "stores/embedded/_vector_matrix.py:74 EmbeddedVectors.coverage (_counted)",
             "counting the texts with a vector (a meta read when a writer counted)",
             ("mix",),
             _off_coverage,
         ),
         Device(
             "ann-last-found",
-            "stores/embedded/_vector_matrix.py:236 _last_found",
+            "stores/embedded/_vector_matrix.py:70,236 _last_found",
             "the approximate index searched again for the same query (100k only)",
             ("mix",),
             _off_last_found,
         ),
         Device(
             "matrix-memo",
-            "stores/embedded/_vector_matrix.py:91 EmbeddedVectors._matrix",
+            "stores/embedded/_vector_matrix.py:94 EmbeddedVectors._loaded",
             "mapping (and checking) the saved matrix per search (exact search: 10k)",
             ("mix",),
             _off_matrix_memo,
@@ -737,7 +737,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "ann-index-memo",
-            "stores/embedded/_vector_matrix.py:218 EmbeddedVectors._approximate",
+            "stores/embedded/_vector_matrix.py:215 EmbeddedVectors._approximate",
             "loading the approximate index per search (100k)",
             ("mix",),
             _off_approximate_memo,
@@ -745,7 +745,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "text-view-memo",
-            "stores/embedded/backend.py:918 EmbeddedStore._text",
+            "stores/embedded/backend.py:921 EmbeddedStore._text_view",
             "loading the keyword index per search",
             ("keyword", "mix"),
             _off_text_view,
@@ -753,7 +753,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "graph-memo",
-            "stores/embedded/backend.py:1128 EmbeddedStore._graph",
+            "stores/embedded/backend.py:1128 EmbeddedStore.graph",
             "a new graph per request (its names loaded again by the lookup)",
             ("keyword", "mix"),
             _off_graph_memo,
@@ -782,7 +782,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "lookup-on-worker",
-            "assembly/planning.py:196 Planner._look_up_names (rule 3)",
+            "assembly/planning.py:195 Planner._look_up_names (rule 3)",
             "nothing in steady state (off: no lookup before can_handle)",
             ("keyword", "mix"),
             _off_lookup,
@@ -791,7 +791,9 @@ DEVICES: dict[str, Device] = {
             "navigator-ready-memo",
             "strategies/breadth_depth_navigator.py:262 _ready (rule 7)",
             "a thread per navigator walk to wait for the edges",
-            ("keyword", "mix"),
+            # The navigator declines every standard query (can_handle 0): neither benchmark
+            # runs it; `--workload navigator` is no workload of the audit.
+            ("navigator",),
             _off_navigator_memo,
         ),
         Device(
@@ -851,6 +853,19 @@ def measure_device(
     answers: dict[str, dict[str, str]] = {"on": {}, "off": {}}
     incomplete = {"on": 0, "off": 0}
     ran: dict[str, int] = {}
+    # Full collections (the oldest generation) during each condition's requests: count, ms.
+    full = {"on": [0, 0.0], "off": [0, 0.0]}
+    now = {"side": "on", "since": 0.0}
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            now["since"] = time.perf_counter()
+            return
+        full[str(now["side"])][0] += 1
+        full[str(now["side"])][1] += (time.perf_counter() - float(now["since"])) * 1000
+
     try:
         if workload == "mix":
             _warm_up(pipeline)
@@ -858,11 +873,13 @@ def measure_device(
             for query in FIXED:
                 pipeline.assemble(query, budget=BUDGET)
         standing = device.off(pipeline) if condition == "off" else contextlib.nullcontext()
+        gc.callbacks.append(watch)
         with standing:
             for passed in range(2):
                 for index, query in enumerate(latency_queries(queries)):
                     side = condition or ("off" if (index + passed + first_off) % 2 else "on")
                     switch = device.off(pipeline) if side == "off" and not condition else None
+                    now["side"] = side
                     with switch or contextlib.nullcontext():
                         started, cpu = time.perf_counter(), time.process_time()
                         context = pipeline.assemble(query, budget=BUDGET)
@@ -877,6 +894,8 @@ def measure_device(
                         if report.status == "ok":
                             ran[report.name] = ran.get(report.name, 0) + 1
     finally:
+        with contextlib.suppress(ValueError):
+            gc.callbacks.remove(watch)
         pipeline.close()
     same = [q for q in answers["on"] if q in answers["off"]]
     return {
@@ -886,6 +905,7 @@ def measure_device(
         "compared": len(same),
         "differ": sum(answers["on"][q] != answers["off"][q] for q in same),
         "ran": ran,
+        "full_collections": {side: [count, round(ms, 1)] for side, (count, ms) in full.items()},
     }
 
 
@@ -945,6 +965,9 @@ def audit(
                             **halves["on"],
                             "samples": {s: halves[s]["samples"][s] for s in ("on", "off")},
                             "incomplete": {s: halves[s]["incomplete"][s] for s in ("on", "off")},
+                            "full_collections": {
+                                s: halves[s]["full_collections"][s] for s in ("on", "off")
+                            },
                         }
                     else:
                         run = _child(base)
@@ -958,6 +981,7 @@ def audit(
                         "incomplete": run["incomplete"],
                         "differ": run.get("differ", 0),
                         "ran": run.get("ran", {}),
+                        "full_collections": run.get("full_collections"),
                         "load": round(os.getloadavg()[0], 2),
                     }
                     rows.append(row)
@@ -1060,6 +1084,8 @@ def startup_child(item: str, condition: str, project: str, started: float) -> di
             contextpipe.pipeline.preload_tokenizer = tokens.preload_tokenizer
         if item == "rank-cache":
             return _rank_cache_saving()
+    if item in _IN_PROCESS:
+        return _IN_PROCESS[item](Path(project))
         import contextpipe
 
         from ._corpus import BUDGET
@@ -1163,6 +1189,72 @@ def _rank_cache_saving(rounds: int = 9) -> dict[str, float]:
     return {f"{key}_ms": round(statistics.median(found), 2) for key, found in times.items()}
 
 
+def _word_parts_saving(project: Path, rounds: int = 3) -> dict[str, float]:
+    """Index time: `identifier_words` over the full texts and titles of a store (what
+    `search_columns` splits when indexing them), with a fresh memo each round as a new
+    index run has, and without the memo, in turn.
+    """
+    import sqlite3
+
+    from contextpipe.core._memo import memoised
+    from contextpipe.text import words
+
+    database = project / ".contextpipe" / "index.sqlite3"
+    with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
+        texts = [str(row[0]) for row in db.execute("SELECT text FROM fragments WHERE depth = 9")]
+    plain = words._word_parts.__wrapped__
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for _ in range(rounds):
+        for side, function in (("with", memoised(200_000)(plain)), ("without", plain)):
+            with patched((words, "_word_parts", function)):
+                begin = time.perf_counter()
+                for text in texts:
+                    words.identifier_words(text)
+                times[side].append((time.perf_counter() - begin) * 1000)
+    found = {f"{key}_ms": round(statistics.median(value), 1) for key, value in times.items()}
+    return {**found, "texts": len(texts)}
+
+
+def _parser_saving(project: Path, rounds: int = 20) -> dict[str, float]:
+    """Index time: building tree-sitter's Python parser and query (`ingest/code.py`
+    `_parser` and `_query`, cached per process), once per file without the cache.
+    """
+    from contextpipe.ingest import code
+
+    files = sum(1 for _ in (project / "corpus").rglob("*.py"))
+    parser, query = code._parser.__wrapped__, code._query.__wrapped__
+    built: list[float] = []
+    for _ in range(rounds):
+        begin = time.perf_counter()
+        with patched((code, "_parser", parser)):
+            query("python")
+        built.append((time.perf_counter() - begin) * 1000)
+    each = statistics.median(built)
+    return {"build_ms": round(each, 2), "python_files": files, "all_files_s": each * files / 1000}
+
+
+def _schema_saving(project: Path, rounds: int = 20) -> dict[str, float]:
+    """Each connection opened: the tables and indexes the schema makes (`_health._objects`,
+    cached per process), learned by running the schema in memory.
+    """
+    from contextpipe.stores.embedded import _health, backend
+
+    function = _health._objects.__wrapped__
+    built: list[float] = []
+    for _ in range(rounds):
+        begin = time.perf_counter()
+        function(backend._SCHEMA)
+        built.append((time.perf_counter() - begin) * 1000)
+    return {"per_open_ms": round(statistics.median(built), 3)}
+
+
+_IN_PROCESS: dict[str, Callable[[Path], dict[str, float]]] = {
+    "word-parts-index": _word_parts_saving,
+    "parser-cache": _parser_saving,
+    "schema-objects-cache": _schema_saving,
+}
+
+
 #: Start-up devices: where, what they save, and what a process needs for them.
 STARTUP = {
     "rank-cache": "text/tokens/_rank_cache.py: decoded BPE ranks read back (marshal)",
@@ -1173,6 +1265,9 @@ STARTUP = {
     "graph-gc-pause": "stores/_bulk.py collector_paused while the graph is built",
     "matrix-saved": "stores/embedded/_vector_matrix.py:105 _mapped/_save (saved matrix)",
     "cli-exit-freeze": "faces/cli/__init__.py:64 gc.freeze before exit",
+    "word-parts-index": "text/words.py:67 _word_parts memo, index time (search_columns)",
+    "parser-cache": "ingest/code.py:196,444 _parser/_query functools.cache, index time",
+    "schema-objects-cache": "stores/embedded/_health.py:234 _objects lru_cache, per open",
 }
 
 
@@ -1230,7 +1325,7 @@ def startup(workdir: Path, size: int, names: list[str], runs: int) -> None:
                 ):
                     shutil.rmtree(env["XDG_CACHE_HOME"], ignore_errors=True)
         print(f"{name} ({STARTUP[name]}), size {size}, {runs} runs each, median [min-max]:")
-        if name == "rank-cache":  # with and without in turn in each process
+        if name == "rank-cache" or name in _IN_PROCESS:  # with and without in each process
             for key in results["on"][0]:
                 both = [r[key] for r in results["on"] + results["off"]]
                 low, high = min(both), max(both)
@@ -1247,6 +1342,48 @@ def startup(workdir: Path, size: int, names: list[str], runs: int) -> None:
         print(f"  load {os.getloadavg()[0]:.2f}", flush=True)
 
 
+_BASELINE = """
+import json, sys
+import contextpipe
+from benchmarks.bench_assemble import LATENCY_QUERIES, measure_latency, measure_mix
+project, workload = sys.argv[1], sys.argv[2]
+if workload == "mix":
+    print(json.dumps(measure_mix(project, LATENCY_QUERIES)))
+else:
+    pipeline = contextpipe.Pipeline.open(project_dir=project)
+    try:
+        print(json.dumps(measure_latency(pipeline, LATENCY_QUERIES)))
+    finally:
+        pipeline.close()
+"""
+
+
+def baseline(workdir: Path, sizes: list[int], workloads: list[str]) -> None:
+    """Everything on: the asv benchmarks' own measurement (`measure_latency`,
+    `measure_mix`) of each store, in a fresh process each.
+    """
+    for workload in workloads:
+        for size in sizes:
+            project = _prepare(workdir, size, workload)
+            done = subprocess.run(
+                [sys.executable, "-c", _BASELINE, str(project), workload],
+                cwd=Path(__file__).parents[1],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            found = json.loads(done.stdout.splitlines()[-1])
+            print(f"{workload:7} {size:>6}: {found}  load {os.getloadavg()[0]:.2f}", flush=True)
+
+
+def report(files: list[Path]) -> None:
+    """The table of `print_table` for the rows of earlier `--json` files, merged."""
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        rows += json.loads(path.read_text(encoding="utf-8"))["rows"]
+    print_table(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -1257,9 +1394,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per device")
     parser.add_argument("--queries", type=int, default=QUERIES, help="standard queries a pass")
     parser.add_argument("--startup", action="store_true", help="the start-up devices instead")
+    parser.add_argument(
+        "--baseline", action="store_true", help="p50/p95 with everything on, as asv measures"
+    )
     parser.add_argument("--runs", type=int, default=8, help="start-up processes per condition")
     parser.add_argument("--workdir", type=Path, default=WORKDIR)
     parser.add_argument("--json", type=Path, default=None, help="write the raw rows here")
+    parser.add_argument("--report", type=Path, nargs="+", help="print the table of --json files")
     args = parser.parse_args(argv)
 
     if args.child:
@@ -1269,6 +1410,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(json.dumps(result))
         return 0
+    if args.report:
+        report(args.report)
+        return 0
     if args.list:
         for device in DEVICES.values():
             print(f"{device.name:24} {'/'.join(device.workloads):12} {device.where}")
@@ -1276,6 +1420,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:24} {'start-up':12} {where}")
         return 0
     chosen = [name for name in args.items.split(",") if name]
+    workloads = ["keyword", "mix"] if args.workload == "both" else [args.workload]
+    if args.baseline:
+        baseline(args.workdir, args.size, workloads)
+        return 0
     if args.startup:
         for size in args.size:
             startup(args.workdir, size, chosen or list(STARTUP), args.runs)
@@ -1283,7 +1431,6 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in chosen if name not in DEVICES]
     if unknown:
         parser.error(f"unknown devices: {', '.join(unknown)}")
-    workloads = ["keyword", "mix"] if args.workload == "both" else [args.workload]
     print(f"load average {os.getloadavg()}", flush=True)
     audit(
         args.workdir,
