@@ -944,6 +944,7 @@ def audit(
     repeats: int,
     queries: int,
     out: Path | None,
+    heavy_queries: int = HEAVY_QUERIES,
 ) -> list[dict[str, Any]]:
     """Every device of `names` for each workload and size, `repeats` times each."""
     rows: list[dict[str, Any]] = []
@@ -956,7 +957,7 @@ def audit(
                     device = DEVICES[name]
                     if workload not in device.workloads:
                         continue
-                    count = HEAVY_QUERIES if device.heavy else queries
+                    count = heavy_queries if device.heavy else queries
                     base = [str(project), workload, name, str(count), str(repeat % 2)]
                     if device.process_wide:
                         order = ("on", "off") if repeat % 2 == 0 else ("off", "on")
@@ -1393,6 +1394,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", default="", help="comma-separated devices (default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per device")
     parser.add_argument("--queries", type=int, default=QUERIES, help="standard queries a pass")
+    parser.add_argument(
+        "--heavy-queries", type=int, default=HEAVY_QUERIES, help="the same, for heavy devices"
+    )
     parser.add_argument("--startup", action="store_true", help="the start-up devices instead")
     parser.add_argument(
         "--baseline", action="store_true", help="p50/p95 with everything on, as asv measures"
@@ -1440,6 +1444,7 @@ def main(argv: list[str] | None = None) -> int:
         args.repeats,
         args.queries,
         args.json,
+        args.heavy_queries,
     )
     return 0
 
