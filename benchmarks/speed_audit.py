@@ -808,6 +808,35 @@ DEVICES: dict[str, Device] = {
 }
 
 
+def device_named(name: str) -> Device:
+    """A device of `DEVICES`, or several joined by `+`: all of them off together (devices
+    that stand in for each other, such as two memos of the same search, show their worth
+    only so).
+    """
+    if "+" not in name:
+        return DEVICES[name]
+    parts = [DEVICES[part] for part in name.split("+")]
+    if any(part.process_wide for part in parts):
+        raise ValueError(f"{name}: a process-wide device cannot be combined")
+
+    @contextlib.contextmanager
+    def off(pipeline: Any) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            for part in parts:
+                stack.enter_context(part.off(pipeline))
+            yield
+
+    workloads = tuple(w for w in parts[0].workloads if all(w in p.workloads for p in parts))
+    return Device(
+        name,
+        "; ".join(part.where for part in parts),
+        "; ".join(part.saves for part in parts),
+        workloads,
+        off,
+        heavy=any(part.heavy for part in parts),
+    )
+
+
 # -- one process: a device with and without ---------------------------------------------
 
 
@@ -845,7 +874,7 @@ def measure_device(
     from ._corpus import QUERIES as FIXED
     from .bench_assemble import _incomplete, _warm_up
 
-    device = DEVICES[name]
+    device = device_named(name)
     pipeline = contextpipe.Pipeline.open(project_dir=project)
     samples: dict[str, dict[str, list[float]]] = {
         side: {"wall": [], "cpu": []} for side in ("on", "off")
@@ -954,7 +983,7 @@ def audit(
             project = _prepare(workdir, size, workload)
             for repeat in range(repeats):
                 for name in names:
-                    device = DEVICES[name]
+                    device = device_named(name)
                     if workload not in device.workloads:
                         continue
                     count = heavy_queries if device.heavy else queries
@@ -1432,7 +1461,7 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.size:
             startup(args.workdir, size, chosen or list(STARTUP), args.runs)
         return 0
-    unknown = [name for name in chosen if name not in DEVICES]
+    unknown = [name for name in chosen if any(part not in DEVICES for part in name.split("+"))]
     if unknown:
         parser.error(f"unknown devices: {', '.join(unknown)}")
     print(f"load average {os.getloadavg()}", flush=True)
