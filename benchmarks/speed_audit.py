@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import gc
 import hashlib
 import json
@@ -72,6 +71,11 @@ _MISSING = object()
 @contextlib.contextmanager
 def patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
     """Set attributes (of modules, classes or objects) inside, put them back afterwards."""
+    for target, name, _ in changes:
+        # A patch of an attribute the product no longer has would only add one: the device
+        # would be measured switched "off" while it runs as before.
+        if not hasattr(target, name):
+            raise AttributeError(f"speed_audit: {target!r} has no attribute {name!r} to patch")
     saved = [(target, name, vars(target).get(name, _MISSING)) for target, name, _ in changes]
     try:
         for target, name, value in changes:
@@ -99,6 +103,8 @@ def _everywhere(function: Any, replacement: Any) -> list[tuple[Any, str, Any]]:
         for name, value in list(names.items()):  # pyright: ignore[reportUnknownVariableType]
             if value is function:
                 found.append((module, name, replacement))
+    if not found:
+        raise AttributeError(f"speed_audit: {function!r} is bound nowhere in contextpipe")
     return found
 
 
@@ -142,22 +148,8 @@ def _off_thread_reuse(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     return patched((_threads, "_WORKERS", _ThreadPerCall()))
 
 
-def _off_in_turn(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.assembly import _threads
-
-    def each_alone(self: Any, loop: asyncio.AbstractEventLoop, calls: Any) -> None:
-        self._loop = loop
-        self._calls = list(calls)
-        self.futures = [loop.create_future() for _ in self._calls]
-        self.started = [None] * len(self._calls)
-        self._lock = threading.Lock()
-        self._next = len(self._calls)
-        self._finished = []
-        self._timer = None
-        for index in range(len(self._calls)):
-            _threads._WORKERS.submit(functools.partial(self._alone, index))
-
-    return patched((_threads.PlainBatch, "__init__", each_alone))
+# in-turn-batch is gone: since 54f5273 `PlainBatch` starts each of a request's plain calls
+# on a worker of its own at once, which is what switching it off did.
 
 
 def _off_shared_text(pipeline: Any) -> contextlib.AbstractContextManager[None]:
@@ -463,6 +455,8 @@ def _off_connections(pipeline: Any) -> Iterator[None]:
     memo of each thread stays as it was.
     """
     store = pipeline.store
+    if not hasattr(store, "_local"):
+        raise AttributeError("speed_audit: the store keeps no `_local` connections")
     kept = store._local
     fresh = threading.local()
     from contextpipe.stores.embedded._variants import VariantsMemo
@@ -485,45 +479,27 @@ def _off_connections(pipeline: Any) -> Iterator[None]:
         store._local = kept
 
 
-def _off_dropped_lazy(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.core._dropped import DroppedList
-
-    original = DroppedList.__init__
-
-    def eager(self: Any, rows: Any = ()) -> None:
-        original(self, rows)
-        self.entries()
-
-    return patched((DroppedList, "__init__", eager))
+# dropped-lazy is gone: since 6755cfc `AssembledContext.dropped` is a plain tuple of
+# `DroppedFragment` (core/_dropped.py's DroppedList, built only when read, was removed).
+#
+# lookup-memo is gone: since 9a87998 planning looks nothing up (Planner._look_up_names and
+# its weakref memo `_looked_up` were removed). The navigator's `prepare` does the lookup
+# now, handed to a worker by `StrategyExecutor.prepare` on every request; it keeps no memo
+# of a graph it looked names up on, so there is no hand-off to skip. Its one-time work (the
+# graph's names) is kept by the graph object itself (`graph-memo`).
 
 
-def _off_lookup_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.assembly.planning import Planner
-    from contextpipe.text.words import code_mentions
+def _off_prepare(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    """What lookup-on-worker measured before 9a87998, where it moved: no strategy is
+    prepared (the navigator's lookup of the request's names on a worker, before
+    `can_handle`), so the names are looked up in `can_handle`'s window instead.
+    """
+    from contextpipe.assembly.executor import StrategyExecutor
 
-    async def look_up_names(self: Any, request: Any, graph: Any, deadline_ms: int) -> None:
-        if graph is None:
-            return
-        names = [*request.focus, *code_mentions(request.query).names]
-        if not names:
-            return
-
-        def look_up() -> None:
-            for name in names:
-                graph.lookup(name)
-
-        await self._executor.on_worker(look_up, deadline_ms / 2000)
-
-    return patched((Planner, "_look_up_names", look_up_names))
-
-
-def _off_lookup(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.assembly.planning import Planner
-
-    async def look_up_names(self: Any, request: Any, graph: Any, deadline_ms: int) -> None:
+    async def prepare(self: Any, *args: Any, **kwargs: Any) -> None:
         return None
 
-    return patched((Planner, "_look_up_names", look_up_names))
+    return patched((StrategyExecutor, "prepare", prepare))
 
 
 def _off_navigator_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
@@ -547,24 +523,17 @@ DEVICES: dict[str, Device] = {
         Device("none", "-", "nothing: the noise of one repeat", ("keyword", "mix"), _off_none),
         Device(
             "loop-reuse",
-            "pipeline/_loops.py:15 ThreadLoops",
+            "pipeline/_loops.py:19 ThreadLoops",
             "an event loop per request (off: asyncio.run)",
             ("keyword", "mix"),
             _off_loop_reuse,
         ),
         Device(
             "thread-reuse",
-            "assembly/_threads.py:40 _DaemonWorkers",
+            "assembly/_threads.py:39 _DaemonWorkers",
             "a thread start per strategy call (off: a new thread each)",
             ("keyword", "mix"),
             _off_thread_reuse,
-        ),
-        Device(
-            "in-turn-batch",
-            "assembly/_threads.py:92 PlainBatch",
-            "waking one worker per call (off: every call on its own worker at once)",
-            ("keyword", "mix"),
-            _off_in_turn,
         ),
         Device(
             "shared-text",
@@ -575,7 +544,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "shared-nearest",
-            "pipeline/vectors.py:45 QueryVectors._nearest",
+            "pipeline/vectors.py:63 QueryVectors.nearest",
             "semantic-embedding's repeat of relevance's nearest search",
             ("mix",),
             _off_shared_nearest,
@@ -589,21 +558,21 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "search-memo",
-            "stores/embedded/_search_memo.py:171 SearchMemo (+ DEPTH 512)",
+            "stores/embedded/_search_memo.py:87 SearchMemo (+ DEPTH 512)",
             "a request's second, larger search of the same query",
             ("keyword", "mix"),
             _off_search_memo,
         ),
         Device(
             "variants-memo",
-            "stores/embedded/_variants.py:227 VariantsMemo",
+            "stores/embedded/_variants.py:35 VariantsMemo",
             "reading node variants again request after request",
             ("keyword", "mix"),
             _off_variants_memo,
         ),
         Device(
             "lazy-variant-fragments",
-            "stores/embedded/_variants.py:265 _Fragments",
+            "stores/embedded/_variants.py:73 _Fragments",
             "making fragments of variant rows packing never asks for",
             ("keyword", "mix"),
             _off_lazy_variant_fragments,
@@ -617,14 +586,14 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "packing-cache",
-            "assembly/_packing_cache.py:287 PackingCache",
+            "assembly/_packing_cache.py:95 PackingCache",
             "block token counts and word bitsets across requests (off: fresh per request)",
             ("keyword", "mix"),
             _off_packing_cache,
         ),
         Device(
             "packing-reuses-counts",
-            "pipeline/__init__.py:531 text_tokens (packing.py:242 _block_tokens)",
+            "pipeline/__init__.py:531 text_tokens (packing.py:241 _block_tokens)",
             "counting a block's text again in packing (off: the whole block counted)",
             ("keyword", "mix"),
             _off_packing_counts,
@@ -767,29 +736,15 @@ DEVICES: dict[str, Device] = {
             _off_connections,
         ),
         Device(
-            "dropped-lazy",
-            "core/_dropped.py:108 DroppedList",
-            "building DroppedFragment entries nobody reads (off: built at once)",
+            "navigator-prepare",
+            "assembly/executor.py:316 StrategyExecutor.prepare (navigator.py:265 prepare)",
+            "the navigator's name lookup on a worker before can_handle (was lookup-on-worker)",
             ("keyword", "mix"),
-            _off_dropped_lazy,
-        ),
-        Device(
-            "lookup-memo",
-            "assembly/planning.py:95 Planner._looked_up (rule 3)",
-            "the hand-off of the name lookup to a worker once names are loaded",
-            ("keyword", "mix"),
-            _off_lookup_memo,
-        ),
-        Device(
-            "lookup-on-worker",
-            "assembly/planning.py:195 Planner._look_up_names (rule 3)",
-            "nothing in steady state (off: no lookup before can_handle)",
-            ("keyword", "mix"),
-            _off_lookup,
+            _off_prepare,
         ),
         Device(
             "navigator-ready-memo",
-            "strategies/breadth_depth_navigator.py:262 _ready (rule 7)",
+            "strategies/breadth_depth_navigator.py:355 _edges_ready (rule 7)",
             "a thread per navigator walk to wait for the edges",
             # The navigator declines every standard query (can_handle 0): neither benchmark
             # runs it; `--workload navigator` is no workload of the audit.
