@@ -5,6 +5,7 @@
     python -m benchmarks.speed_audit --size 10000 --workload keyword --items packing-cache
     python -m benchmarks.speed_audit --size 100000 --workload mix --repeats 3 --json out.json
     python -m benchmarks.speed_audit --startup --size 100000 --items rank-cache,prefetch
+    python -m benchmarks.speed_audit --size 100000 --items none,counting,counting~hash-memo
 
 Nothing in the product changes: each device is switched off by a monkeypatch (or by
 handing the pipeline a fresh object) around the requests measured without it, and put back
@@ -27,6 +28,10 @@ How a request-path device is measured (`--workload keyword|mix`):
   text's hash): they must not differ, except where a strategy timed out on a busy host.
 - A process-wide device (the collector frozen by `warm_up`) cannot be switched request by
   request: each repeat runs two processes, one with and one without, in turn.
+- Devices that stand in for each other (the store's token counts, the count memo and
+  packing's reuse of counts; the memos of one search) each look worth little alone: a
+  group of `GROUPS` (`--items counting`) switches them all off, `counting~hash-memo` all
+  but hash-memo, to find the members that carry the group.
 
 `--startup` measures devices that act at process start or when the store is first read,
 each in fresh processes alternating with and without.
@@ -763,14 +768,82 @@ DEVICES: dict[str, Device] = {
 }
 
 
-def device_named(name: str) -> Device:
-    """A device of `DEVICES`, or several joined by `+`: all of them off together (devices
-    that stand in for each other, such as two memos of the same search, show their worth
-    only so).
+#: Devices that stand in for each other: one switched off alone costs little because
+#: another does its work, so they are measured off together (`--items counting`), and
+#: then the group with one member left on (`counting~hash-memo`) to find the ones that
+#: carry it.
+GROUPS: dict[str, tuple[str, ...]] = {
+    # Token counts and hashes of candidate texts: the store's index-time counts, the
+    # cross-request count memo and packing's reuse of acceptance's counts all spare
+    # `tokenizer.count` of the same text; packing's cache keeps whole blocks' counts
+    # across requests (spares the count of a block, whether from scratch or from its
+    # text's known count); the hash memo spares SHA-256 of the same texts.
+    "counting": (
+        "store-token-counts",
+        "count-memo",
+        "packing-reuses-counts",
+        "hash-memo",
+        "packing-cache",
+    ),
+    # The keyword search: relevance's repeat of simple-keyword's search (shared-text) falls
+    # to the request's search memo, a ranking missed there to the postings cache and the
+    # BM25 memos under it, and the query's tokens to the stems memo.
+    "search": (
+        "search-memo",
+        "shared-text",
+        "postings-cache",
+        "bm25-statistics",
+        "bm25-contributions",
+        "stems-memo",
+    ),
+    # A node's texts: across requests (variants-memo), read ahead for the fallbacks, and
+    # made into fragments only when asked.
+    "variants": ("variants-memo", "lazy-variant-fragments", "variants-read-ahead"),
+    # Splitting words: the query's analysis (query-terms-cache), titles and paths
+    # (name-words-memo) both end in `_word_parts`, whose memo stands in for theirs, so
+    # query-terms-cache is here rather than with the search.
+    "text-memos": ("word-parts-memo", "source-role-memo", "name-words-memo", "query-terms-cache"),
+    # The store's memory hidden from a request, and the graph object (its names, loaded by
+    # the navigator's prepare). Planning's lookup memo is gone (see `_off_prepare`).
+    "memory-graph": ("hidden-memory-memo", "graph-memo"),
+    # The query's vector search: semantic-embedding's repeat of relevance's nearest
+    # (shared-nearest) falls to the query's vector (query-vector) and to the approximate
+    # index's last answer (ann-last-found, 100k); the matrix and the coverage count under
+    # them.
+    "vectors": (
+        "shared-nearest",
+        "query-vector",
+        "ann-last-found",
+        "coverage-memo",
+        "matrix-memo",
+    ),
+}
+
+
+def _members(name: str) -> list[str]:
+    """The devices a name switches off: `a+b`, a group, or `group~x` (the group with x left
+    on; `group~x~y` leaves both on).
     """
-    if "+" not in name:
+    if "~" in name:
+        group, *left_on = name.split("~")
+        if group not in GROUPS or any(part not in GROUPS[group] for part in left_on):
+            raise KeyError(name)
+        return [part for part in GROUPS[group] if part not in left_on]
+    if name in GROUPS:
+        return list(GROUPS[name])
+    return name.split("+")
+
+
+def device_named(name: str) -> Device:
+    """A device of `DEVICES`, several joined by `+`, or a group of `GROUPS` (`~`: with
+    members left on): all of them off together (devices that stand in for each other,
+    such as two memos of the same search, show their worth only so). Together they count
+    for every workload one of them matters to.
+    """
+    members = _members(name)
+    if len(members) == 1 and members[0] == name:
         return DEVICES[name]
-    parts = [DEVICES[part] for part in name.split("+")]
+    parts = [DEVICES[part] for part in members]
     if any(part.process_wide for part in parts):
         raise ValueError(f"{name}: a process-wide device cannot be combined")
 
@@ -781,7 +854,7 @@ def device_named(name: str) -> Device:
                 stack.enter_context(part.off(pipeline))
             yield
 
-    workloads = tuple(w for w in parts[0].workloads if all(w in p.workloads for p in parts))
+    workloads = tuple(w for w in ("keyword", "mix") if any(w in p.workloads for p in parts))
     return Device(
         name,
         "; ".join(part.where for part in parts),
@@ -1416,7 +1489,13 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.size:
             startup(args.workdir, size, chosen or list(STARTUP), args.runs)
         return 0
-    unknown = [name for name in chosen if any(part not in DEVICES for part in name.split("+"))]
+    unknown = []
+    for name in chosen:
+        try:
+            if any(part not in DEVICES for part in _members(name)):
+                unknown.append(name)
+        except KeyError:
+            unknown.append(name)
     if unknown:
         parser.error(f"unknown devices: {', '.join(unknown)}")
     print(f"load average {os.getloadavg()}", flush=True)
