@@ -6,6 +6,10 @@
     python -m benchmarks.speed_audit --size 100000 --workload mix --repeats 3 --json out.json
     python -m benchmarks.speed_audit --startup --size 100000 --items rank-cache,prefetch
     python -m benchmarks.speed_audit --size 100000 --items none,counting,counting~hash-memo
+    python -m benchmarks.speed_audit --check --size 10000 100000 --queries 12
+
+`--check` first: a device whose patch target is gone from the product fails, and one whose
+replacements were never called in those requests is named as not bitten.
 
 Nothing in the product changes: each device is switched off by a monkeypatch (or by
 handing the pipeline a fresh object) around the requests measured without it, and put back
@@ -48,6 +52,7 @@ import asyncio
 import contextlib
 import gc
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -57,6 +62,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +87,8 @@ def patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
         # would be measured switched "off" while it runs as before.
         if not hasattr(target, name):
             raise AttributeError(f"speed_audit: {target!r} has no attribute {name!r} to patch")
+    if _BITES is not None:
+        changes = tuple(_counted(target, name, value) for target, name, value in changes)
     saved = [(target, name, vars(target).get(name, _MISSING)) for target, name, _ in changes]
     try:
         for target, name, value in changes:
@@ -92,6 +100,40 @@ def patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
                 delattr(target, name)
             else:
                 setattr(target, name, old)
+
+
+#: `--check`: how often each replacement a patch put in was called, by "target.name"
+#: (None: not counting, the replacements run as they are).
+_BITES: dict[str, int] | None = None
+
+
+def _counted(target: Any, name: str, value: Any) -> tuple[Any, str, Any]:
+    """`value`, counting its calls in `_BITES` when it is a function; any other value
+    (a number, a fresh memo) is recorded as set, with -1.
+    """
+    assert _BITES is not None
+    # A function bound in several modules (`_everywhere`) is counted once, by its name.
+    owner = "*" if isinstance(target, types.ModuleType) else None
+    key = f"{owner or getattr(target, '__name__', type(target).__name__)}.{name}"
+    if not isinstance(value, types.FunctionType | types.BuiltinFunctionType):
+        _BITES.setdefault(key, -1)
+        return target, name, value
+    _BITES.setdefault(key, 0)
+    bites = _BITES
+
+    if inspect.iscoroutinefunction(value):
+
+        async def counted_async(*args: Any, **kwargs: Any) -> Any:
+            bites[key] += 1
+            return await value(*args, **kwargs)
+
+        return target, name, counted_async
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        bites[key] += 1
+        return value(*args, **kwargs)
+
+    return target, name, counted
 
 
 def _everywhere(function: Any, replacement: Any) -> list[tuple[Any, str, Any]]:
@@ -966,6 +1008,65 @@ def measure_device(
     }
 
 
+def check(
+    workdir: Path, sizes: list[int], workloads: list[str], names: list[str], queries: int
+) -> int:
+    """`--check`: each device switched off around a few requests in this process, with
+    each replacement its patches put in counting its calls: a device whose target is gone
+    fails (AttributeError), one whose replacements were never called did not bite. A
+    replaced value (a number, a fresh memo) cannot be counted: `set`.
+    """
+    global _BITES
+    import contextpipe
+
+    from ._corpus import BUDGET, latency_queries
+    from ._corpus import QUERIES as FIXED
+    from .bench_assemble import _warm_up
+
+    failed = 0
+    for workload in workloads:
+        for size in sizes:
+            project = _prepare(workdir, size, workload)
+            pipeline = contextpipe.Pipeline.open(project_dir=project)
+            try:
+                if workload == "mix":
+                    _warm_up(pipeline)
+                else:
+                    for query in FIXED:
+                        pipeline.assemble(query, budget=BUDGET)
+                for name in names:
+                    device = device_named(name)
+                    if workload not in device.workloads:
+                        continue
+                    if device.process_wide:
+                        print(
+                            f"{workload:7} {size:>6} {name:24} process-wide:"
+                            f" gc.get_freeze_count() {gc.get_freeze_count()} after warm-up"
+                        )
+                        continue
+                    _BITES = {}
+                    try:
+                        with device.off(pipeline):
+                            for query in latency_queries(queries):
+                                pipeline.assemble(query, budget=BUDGET)
+                    except AttributeError as error:
+                        failed += 1
+                        print(f"{workload:7} {size:>6} {name:24} MISSING TARGET: {error}")
+                        continue
+                    finally:
+                        bites, _BITES = _BITES, None
+                    idle = [key for key, count in bites.items() if count == 0]
+                    failed += bool(idle)
+                    shown = ", ".join(
+                        f"{key} {'set' if count < 0 else count}" for key, count in bites.items()
+                    )
+                    verdict = f"NOT BITTEN: {', '.join(idle)}" if idle else "ok"
+                    print(f"{workload:7} {size:>6} {name:24} {verdict}  ({shown or 'no patch'})")
+            finally:
+                pipeline.close()
+    return failed
+
+
 # -- the parent: repeats, processes, the table ------------------------------------------
 
 
@@ -1456,6 +1557,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--startup", action="store_true", help="the start-up devices instead")
     parser.add_argument(
+        "--check",
+        action="store_true",
+        help="switch each device off around a few requests: is each patch's target there,"
+        " and is each replacement called?",
+    )
+    parser.add_argument(
         "--baseline", action="store_true", help="p50/p95 with everything on, as asv measures"
     )
     parser.add_argument("--runs", type=int, default=8, help="start-up processes per condition")
@@ -1498,6 +1605,9 @@ def main(argv: list[str] | None = None) -> int:
             unknown.append(name)
     if unknown:
         parser.error(f"unknown devices: {', '.join(unknown)}")
+    if args.check:
+        names = chosen or list(DEVICES)
+        return 1 if check(args.workdir, args.size, workloads, names, args.queries) else 0
     print(f"load average {os.getloadavg()}", flush=True)
     audit(
         args.workdir,
