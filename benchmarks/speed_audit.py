@@ -1220,6 +1220,12 @@ print(json.dumps(speed_audit.startup_child(item, condition, project, started)))
 """
 
 
+def _must_have(target: Any, name: str) -> None:
+    """A start-up device's patch target must be there (see `patched`)."""
+    if not hasattr(target, name):
+        raise AttributeError(f"speed_audit: {target!r} has no attribute {name!r} to patch")
+
+
 def startup_child(item: str, condition: str, project: str, started: float) -> dict[str, float]:
     """In a fresh process: the timings of one start-up device, `condition` on or off."""
     off = condition == "off"
@@ -1230,6 +1236,8 @@ def startup_child(item: str, condition: str, project: str, started: float) -> di
         timings[name] = round((now - since) * 1000, 2)
         return now
 
+    if item in _IN_PROCESS:
+        return _IN_PROCESS[item](Path(project))
     if item in ("rank-cache", "python-bpe", "preload-tokenizer"):
         import contextpipe.pipeline
         from contextpipe.text import tokens
@@ -1237,14 +1245,15 @@ def startup_child(item: str, condition: str, project: str, started: float) -> di
         if item == "python-bpe" and off:
             from contextpipe.text.tokens import _python_bpe
 
+            _must_have(_python_bpe, "PYTHON_CHARS")
             _python_bpe.PYTHON_CHARS = 0
         if item == "preload-tokenizer" and off:
+            _must_have(tokens, "preload_tokenizer")
+            _must_have(contextpipe.pipeline, "preload_tokenizer")
             tokens.preload_tokenizer = lambda name: None
             contextpipe.pipeline.preload_tokenizer = tokens.preload_tokenizer
         if item == "rank-cache":
             return _rank_cache_saving()
-    if item in _IN_PROCESS:
-        return _IN_PROCESS[item](Path(project))
         import contextpipe
 
         from ._corpus import BUDGET
@@ -1275,14 +1284,18 @@ def startup_child(item: str, condition: str, project: str, started: float) -> di
         pipeline = contextpipe.Pipeline.open(project_dir=project)
         store = pipeline.store
         if item == "prefetch" and off:
+            _must_have(store, "prefetch")
             store.prefetch = lambda limit: 0
         if item == "graph-gc-pause" and off:
             from contextpipe.stores import graph as graph_module
 
+            _must_have(graph_module, "collector_paused")
             graph_module.collector_paused = contextlib.nullcontext  # type: ignore[assignment]
         if item == "matrix-saved" and off:
             from contextpipe.stores.embedded import _vector_matrix
 
+            _must_have(_vector_matrix.EmbeddedVectors, "_mapped")
+            _must_have(_vector_matrix.EmbeddedVectors, "_save")
             _vector_matrix.EmbeddedVectors._mapped = lambda self, state: None  # type: ignore[method-assign]
             _vector_matrix.EmbeddedVectors._save = lambda self, *a: None  # type: ignore[method-assign]
         if item == "matrix-saved":
