@@ -87,7 +87,7 @@ def patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
         # would be measured switched "off" while it runs as before.
         if not hasattr(target, name):
             raise AttributeError(f"speed_audit: {target!r} has no attribute {name!r} to patch")
-    if _BITES is not None:
+    if _bites is not None:
         changes = tuple(_counted(target, name, value) for target, name, value in changes)
     saved = [(target, name, vars(target).get(name, _MISSING)) for target, name, _ in changes]
     try:
@@ -104,22 +104,22 @@ def patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
 
 #: `--check`: how often each replacement a patch put in was called, by "target.name"
 #: (None: not counting, the replacements run as they are).
-_BITES: dict[str, int] | None = None
+_bites: dict[str, int] | None = None
 
 
 def _counted(target: Any, name: str, value: Any) -> tuple[Any, str, Any]:
-    """`value`, counting its calls in `_BITES` when it is a function; any other value
+    """`value`, counting its calls in `_bites` when it is a function; any other value
     (a number, a fresh memo) is recorded as set, with -1.
     """
-    assert _BITES is not None
+    assert _bites is not None
     # A function bound in several modules (`_everywhere`) is counted once, by its name.
     owner = "*" if isinstance(target, types.ModuleType) else None
     key = f"{owner or getattr(target, '__name__', type(target).__name__)}.{name}"
     if not isinstance(value, types.FunctionType | types.BuiltinFunctionType):
-        _BITES.setdefault(key, -1)
+        _bites.setdefault(key, -1)
         return target, name, value
-    _BITES.setdefault(key, 0)
-    bites = _BITES
+    _bites.setdefault(key, 0)
+    bites = _bites
 
     if inspect.iscoroutinefunction(value):
 
@@ -1016,7 +1016,7 @@ def check(
     fails (AttributeError), one whose replacements were never called did not bite. A
     replaced value (a number, a fresh memo) cannot be counted: `set`.
     """
-    global _BITES
+    global _bites
     import contextpipe
 
     from ._corpus import BUDGET, latency_queries
@@ -1044,7 +1044,7 @@ def check(
                             f" gc.get_freeze_count() {gc.get_freeze_count()} after warm-up"
                         )
                         continue
-                    _BITES = {}
+                    _bites = {}
                     try:
                         with device.off(pipeline):
                             for query in latency_queries(queries):
@@ -1054,7 +1054,7 @@ def check(
                         print(f"{workload:7} {size:>6} {name:24} MISSING TARGET: {error}")
                         continue
                     finally:
-                        bites, _BITES = _BITES, None
+                        bites, _bites = _bites, None
                     idle = [key for key, count in bites.items() if count == 0]
                     failed += bool(idle)
                     shown = ", ".join(
@@ -1609,7 +1609,7 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.size:
             startup(args.workdir, size, chosen or list(STARTUP), args.runs)
         return 0
-    unknown = []
+    unknown: list[str] = []
     for name in chosen:
         try:
             if any(part not in DEVICES for part in _members(name)):
