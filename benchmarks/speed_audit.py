@@ -1103,14 +1103,18 @@ def audit(
     queries: int,
     out: Path | None,
     heavy_queries: int = HEAVY_QUERIES,
+    first_repeat: int = 0,
 ) -> list[dict[str, Any]]:
-    """Every device of `names` for each workload and size, `repeats` times each."""
+    """Every device of `names` for each workload and size, `repeats` times each, numbered
+    from `first_repeat` (a later run adding repeats to an earlier one's keeps alternating
+    which queries go first without the device).
+    """
     rows: list[dict[str, Any]] = []
     load = [os.getloadavg()]
     for workload in workloads:
         for size in sizes:
             project = _prepare(workdir, size, workload)
-            for repeat in range(repeats):
+            for repeat in range(first_repeat, first_repeat + repeats):
                 for name in names:
                     device = device_named(name)
                     if workload not in device.workloads:
@@ -1564,6 +1568,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", choices=("keyword", "mix", "both"), default="both")
     parser.add_argument("--items", default="", help="comma-separated devices (default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per device")
+    parser.add_argument(
+        "--first-repeat", type=int, default=0, help="number of the first repeat (adding repeats)"
+    )
     parser.add_argument("--queries", type=int, default=QUERIES, help="standard queries a pass")
     parser.add_argument(
         "--heavy-queries", type=int, default=HEAVY_QUERIES, help="the same, for heavy devices"
@@ -1631,6 +1638,7 @@ def main(argv: list[str] | None = None) -> int:
         args.queries,
         args.json,
         args.heavy_queries,
+        args.first_repeat,
     )
     return 0
 
