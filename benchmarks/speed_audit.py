@@ -5,6 +5,11 @@
     python -m benchmarks.speed_audit --size 10000 --workload keyword --items packing-cache
     python -m benchmarks.speed_audit --size 100000 --workload mix --repeats 3 --json out.json
     python -m benchmarks.speed_audit --startup --size 100000 --items rank-cache,prefetch
+    python -m benchmarks.speed_audit --size 100000 --items none,counting,counting~hash-memo
+    python -m benchmarks.speed_audit --check --size 10000 100000 --queries 12
+
+`--check` first: a device whose patch target is gone from the product fails, and one whose
+replacements were never called in those requests is named as not bitten.
 
 Nothing in the product changes: each device is switched off by a monkeypatch (or by
 handing the pipeline a fresh object) around the requests measured without it, and put back
@@ -27,6 +32,10 @@ How a request-path device is measured (`--workload keyword|mix`):
   text's hash): they must not differ, except where a strategy timed out on a busy host.
 - A process-wide device (the collector frozen by `warm_up`) cannot be switched request by
   request: each repeat runs two processes, one with and one without, in turn.
+- Devices that stand in for each other (the store's token counts, the count memo and
+  packing's reuse of counts; the memos of one search) each look worth little alone: a
+  group of `GROUPS` (`--items counting`) switches them all off, `counting~hash-memo` all
+  but hash-memo, to find the members that carry the group.
 
 `--startup` measures devices that act at process start or when the store is first read,
 each in fresh processes alternating with and without.
@@ -39,9 +48,11 @@ vectors, as `bench_assemble.embedded_copy` makes it); missing ones are built the
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import gc
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -51,6 +62,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +82,13 @@ _MISSING = object()
 @contextlib.contextmanager
 def patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
     """Set attributes (of modules, classes or objects) inside, put them back afterwards."""
+    for target, name, _ in changes:
+        # A patch of an attribute the product no longer has would only add one: the device
+        # would be measured switched "off" while it runs as before.
+        if not hasattr(target, name):
+            raise AttributeError(f"speed_audit: {target!r} has no attribute {name!r} to patch")
+    if _bites is not None:
+        changes = tuple(_counted(target, name, value) for target, name, value in changes)
     saved = [(target, name, vars(target).get(name, _MISSING)) for target, name, _ in changes]
     try:
         for target, name, value in changes:
@@ -81,6 +100,40 @@ def patched(*changes: tuple[Any, str, Any]) -> Iterator[None]:
                 delattr(target, name)
             else:
                 setattr(target, name, old)
+
+
+#: `--check`: how often each replacement a patch put in was called, by "target.name"
+#: (None: not counting, the replacements run as they are).
+_bites: dict[str, int] | None = None
+
+
+def _counted(target: Any, name: str, value: Any) -> tuple[Any, str, Any]:
+    """`value`, counting its calls in `_bites` when it is a function; any other value
+    (a number, a fresh memo) is recorded as set, with -1.
+    """
+    assert _bites is not None
+    # A function bound in several modules (`_everywhere`) is counted once, by its name.
+    owner = "*" if isinstance(target, types.ModuleType) else None
+    key = f"{owner or getattr(target, '__name__', type(target).__name__)}.{name}"
+    if not isinstance(value, types.FunctionType | types.BuiltinFunctionType):
+        _bites.setdefault(key, -1)
+        return target, name, value
+    _bites.setdefault(key, 0)
+    bites = _bites
+
+    if inspect.iscoroutinefunction(value):
+
+        async def counted_async(*args: Any, **kwargs: Any) -> Any:
+            bites[key] += 1
+            return await value(*args, **kwargs)
+
+        return target, name, counted_async
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        bites[key] += 1
+        return value(*args, **kwargs)
+
+    return target, name, counted
 
 
 def _everywhere(function: Any, replacement: Any) -> list[tuple[Any, str, Any]]:
@@ -97,6 +150,8 @@ def _everywhere(function: Any, replacement: Any) -> list[tuple[Any, str, Any]]:
         for name, value in list(names.items()):  # pyright: ignore[reportUnknownVariableType]
             if value is function:
                 found.append((module, name, replacement))
+    if not found:
+        raise AttributeError(f"speed_audit: {function!r} is bound nowhere in contextpipe")
     return found
 
 
@@ -120,6 +175,10 @@ def _off_none(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     return contextlib.nullcontext()
 
 
+def _off_loop_reuse(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    return patched((pipeline._loops, "run", asyncio.run))
+
+
 class _ThreadPerCall:
     """`_threads._DaemonWorkers` without reuse: a new thread for every job."""
 
@@ -134,6 +193,10 @@ def _off_thread_reuse(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     from contextpipe.assembly import _threads
 
     return patched((_threads, "_WORKERS", _ThreadPerCall()))
+
+
+# in-turn-batch is gone: since 54f5273 `PlainBatch` starts each of a request's plain calls
+# on a worker of its own at once, which is what switching it off did.
 
 
 def _off_shared_text(pipeline: Any) -> contextlib.AbstractContextManager[None]:
@@ -182,6 +245,12 @@ def _off_variants_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]
     return patched((EmbeddedStore, "variants_many", variants_many))
 
 
+def _off_variants_read_ahead(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly import packing
+
+    return patched((packing, "_READ_AHEAD", 0))
+
+
 def _off_lazy_variant_fragments(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     from contextpipe.stores.embedded import _variants
 
@@ -199,6 +268,40 @@ def _off_packing_cache(pipeline: Any) -> contextlib.AbstractContextManager[None]
     from contextpipe.assembly._packing_cache import PackingCache
 
     return patched((pipeline, "_packing_cache", PackingCache()))
+
+
+def _off_packing_counts(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly.packing import Packer, PackingPolicy
+
+    def packer(renderer: Any, tokenizer: Any) -> Any:
+        policy = PackingPolicy.from_settings(pipeline.settings.packing)
+        return Packer(renderer, tokenizer, policy, pipeline._packing_cache, None)
+
+    return patched((pipeline, "_packer", packer))
+
+
+def _off_hash_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly import acceptance
+
+    def hashed(self: Any, text: str) -> str:
+        return acceptance._sha256(text)
+
+    return patched((acceptance.CandidateChecks, "hash", hashed))
+
+
+def _off_count_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly import acceptance
+    from contextpipe.core._memo import BoundedMemo
+
+    # Counts kept within the request only (packing reuses acceptance's).
+    fresh = BoundedMemo[tuple[str, str], int](acceptance._REMEMBERED)
+    return patched((pipeline._checks, "_counts", fresh))
+
+
+def _off_store_counts(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    from contextpipe.assembly.acceptance import CandidateChecks
+
+    return patched((CandidateChecks, "_recall_stored", lambda self, *args: None))
 
 
 def _off_unwrapped(path: str) -> Callable[[Any], contextlib.AbstractContextManager[None]]:
@@ -399,6 +502,8 @@ def _off_connections(pipeline: Any) -> Iterator[None]:
     memo of each thread stays as it was.
     """
     store = pipeline.store
+    if not hasattr(store, "_local"):
+        raise AttributeError("speed_audit: the store keeps no `_local` connections")
     kept = store._local
     fresh = threading.local()
     from contextpipe.stores.embedded._variants import VariantsMemo
@@ -421,6 +526,29 @@ def _off_connections(pipeline: Any) -> Iterator[None]:
         store._local = kept
 
 
+# dropped-lazy is gone: since 6755cfc `AssembledContext.dropped` is a plain tuple of
+# `DroppedFragment` (core/_dropped.py's DroppedList, built only when read, was removed).
+#
+# lookup-memo is gone: since 9a87998 planning looks nothing up (Planner._look_up_names and
+# its weakref memo `_looked_up` were removed). The navigator's `prepare` does the lookup
+# now, handed to a worker by `StrategyExecutor.prepare` on every request; it keeps no memo
+# of a graph it looked names up on, so there is no hand-off to skip. Its one-time work (the
+# graph's names) is kept by the graph object itself (`graph-memo`).
+
+
+def _off_prepare(pipeline: Any) -> contextlib.AbstractContextManager[None]:
+    """What lookup-on-worker measured before 9a87998, where it moved: no strategy is
+    prepared (the navigator's lookup of the request's names on a worker, before
+    `can_handle`), so the names are looked up in `can_handle`'s window instead.
+    """
+    from contextpipe.assembly.executor import StrategyExecutor
+
+    async def prepare(self: Any, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    return patched((StrategyExecutor, "prepare", prepare))
+
+
 def _off_navigator_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     from contextpipe.strategies import breadth_depth_navigator as navigator
 
@@ -441,8 +569,15 @@ DEVICES: dict[str, Device] = {
     for device in (
         Device("none", "-", "nothing: the noise of one repeat", ("keyword", "mix"), _off_none),
         Device(
+            "loop-reuse",
+            "pipeline/_loops.py:19 ThreadLoops",
+            "an event loop per request (off: asyncio.run)",
+            ("keyword", "mix"),
+            _off_loop_reuse,
+        ),
+        Device(
             "thread-reuse",
-            "assembly/_threads.py:40 _DaemonWorkers",
+            "assembly/_threads.py:39 _DaemonWorkers",
             "a thread start per strategy call (off: a new thread each)",
             ("keyword", "mix"),
             _off_thread_reuse,
@@ -456,7 +591,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "shared-nearest",
-            "pipeline/vectors.py:45 QueryVectors._nearest",
+            "pipeline/vectors.py:63 QueryVectors.nearest",
             "semantic-embedding's repeat of relevance's nearest search",
             ("mix",),
             _off_shared_nearest,
@@ -470,31 +605,66 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "search-memo",
-            "stores/embedded/_search_memo.py:171 SearchMemo (+ DEPTH 512)",
+            "stores/embedded/_search_memo.py:87 SearchMemo (+ DEPTH 512)",
             "a request's second, larger search of the same query",
             ("keyword", "mix"),
             _off_search_memo,
         ),
         Device(
             "variants-memo",
-            "stores/embedded/_variants.py:227 VariantsMemo",
+            "stores/embedded/_variants.py:35 VariantsMemo",
             "reading node variants again request after request",
             ("keyword", "mix"),
             _off_variants_memo,
         ),
         Device(
             "lazy-variant-fragments",
-            "stores/embedded/_variants.py:265 _Fragments",
+            "stores/embedded/_variants.py:73 _Fragments",
             "making fragments of variant rows packing never asks for",
             ("keyword", "mix"),
             _off_lazy_variant_fragments,
         ),
         Device(
+            "variants-read-ahead",
+            "assembly/packing.py:104 _READ_AHEAD (+ variants.py:48 read_ahead)",
+            "one variants read per fallback node (off: the node alone)",
+            ("keyword", "mix"),
+            _off_variants_read_ahead,
+        ),
+        Device(
             "packing-cache",
-            "assembly/_packing_cache.py:287 PackingCache",
+            "assembly/_packing_cache.py:95 PackingCache",
             "block token counts and word bitsets across requests (off: fresh per request)",
             ("keyword", "mix"),
             _off_packing_cache,
+        ),
+        Device(
+            "packing-reuses-counts",
+            "pipeline/__init__.py:531 text_tokens (packing.py:241 _block_tokens)",
+            "counting a block's text again in packing (off: the whole block counted)",
+            ("keyword", "mix"),
+            _off_packing_counts,
+        ),
+        Device(
+            "hash-memo",
+            "assembly/acceptance.py:89 CandidateChecks._hashes",
+            "SHA-256 of candidate texts seen before",
+            ("keyword", "mix"),
+            _off_hash_memo,
+        ),
+        Device(
+            "count-memo",
+            "assembly/acceptance.py:90 CandidateChecks._counts",
+            "token counts across requests (off: kept within the request only)",
+            ("keyword", "mix"),
+            _off_count_memo,
+        ),
+        Device(
+            "store-token-counts",
+            "acceptance.py:110 _recall_stored + FragmentLookup.token_counts",
+            "counting candidates the store counted at index time",
+            ("keyword", "mix"),
+            _off_store_counts,
         ),
         Device(
             "query-terms-cache",
@@ -613,8 +783,15 @@ DEVICES: dict[str, Device] = {
             _off_connections,
         ),
         Device(
+            "navigator-prepare",
+            "assembly/executor.py:316 StrategyExecutor.prepare (navigator.py:265 prepare)",
+            "the navigator's name lookup on a worker before can_handle (was lookup-on-worker)",
+            ("keyword", "mix"),
+            _off_prepare,
+        ),
+        Device(
             "navigator-ready-memo",
-            "strategies/breadth_depth_navigator.py:262 _ready (rule 7)",
+            "strategies/breadth_depth_navigator.py:355 _edges_ready (rule 7)",
             "a thread per navigator walk to wait for the edges",
             # The navigator declines every standard query (can_handle 0): neither benchmark
             # runs it; `--workload navigator` is no workload of the audit.
@@ -631,6 +808,103 @@ DEVICES: dict[str, Device] = {
         ),
     )
 }
+
+
+#: Devices that stand in for each other: one switched off alone costs little because
+#: another does its work, so they are measured off together (`--items counting`), and
+#: then the group with one member left on (`counting~hash-memo`) to find the ones that
+#: carry it.
+GROUPS: dict[str, tuple[str, ...]] = {
+    # Token counts and hashes of candidate texts: the store's index-time counts, the
+    # cross-request count memo and packing's reuse of acceptance's counts all spare
+    # `tokenizer.count` of the same text; packing's cache keeps whole blocks' counts
+    # across requests (spares the count of a block, whether from scratch or from its
+    # text's known count); the hash memo spares SHA-256 of the same texts.
+    "counting": (
+        "store-token-counts",
+        "count-memo",
+        "packing-reuses-counts",
+        "hash-memo",
+        "packing-cache",
+    ),
+    # The keyword search: relevance's repeat of simple-keyword's search (shared-text) falls
+    # to the request's search memo, a ranking missed there to the postings cache and the
+    # BM25 memos under it, and the query's tokens to the stems memo.
+    "search": (
+        "search-memo",
+        "shared-text",
+        "postings-cache",
+        "bm25-statistics",
+        "bm25-contributions",
+        "stems-memo",
+    ),
+    # A node's texts: across requests (variants-memo), read ahead for the fallbacks, and
+    # made into fragments only when asked.
+    "variants": ("variants-memo", "lazy-variant-fragments", "variants-read-ahead"),
+    # Splitting words: the query's analysis (query-terms-cache), titles and paths
+    # (name-words-memo) both end in `_word_parts`, whose memo stands in for theirs, so
+    # query-terms-cache is here rather than with the search.
+    "text-memos": ("word-parts-memo", "source-role-memo", "name-words-memo", "query-terms-cache"),
+    # The store's memory hidden from a request, and the graph object (its names, loaded by
+    # the navigator's prepare). Planning's lookup memo is gone (see `_off_prepare`).
+    "memory-graph": ("hidden-memory-memo", "graph-memo"),
+    # The query's vector search: semantic-embedding's repeat of relevance's nearest
+    # (shared-nearest) falls to the query's vector (query-vector) and to the approximate
+    # index's last answer (ann-last-found, 100k); the matrix and the coverage count under
+    # them.
+    "vectors": (
+        "shared-nearest",
+        "query-vector",
+        "ann-last-found",
+        "coverage-memo",
+        "matrix-memo",
+    ),
+}
+
+
+def _members(name: str) -> list[str]:
+    """The devices a name switches off: `a+b`, a group, or `group~x` (the group with x left
+    on; `group~x~y` leaves both on).
+    """
+    if "~" in name:
+        group, *left_on = name.split("~")
+        if group not in GROUPS or any(part not in GROUPS[group] for part in left_on):
+            raise KeyError(name)
+        return [part for part in GROUPS[group] if part not in left_on]
+    if name in GROUPS:
+        return list(GROUPS[name])
+    return name.split("+")
+
+
+def device_named(name: str) -> Device:
+    """A device of `DEVICES`, several joined by `+`, or a group of `GROUPS` (`~`: with
+    members left on): all of them off together (devices that stand in for each other,
+    such as two memos of the same search, show their worth only so). Together they count
+    for every workload one of them matters to.
+    """
+    members = _members(name)
+    if len(members) == 1 and members[0] == name:
+        return DEVICES[name]
+    parts = [DEVICES[part] for part in members]
+    if any(part.process_wide for part in parts):
+        raise ValueError(f"{name}: a process-wide device cannot be combined")
+
+    @contextlib.contextmanager
+    def off(pipeline: Any) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            for part in parts:
+                stack.enter_context(part.off(pipeline))
+            yield
+
+    workloads = tuple(w for w in ("keyword", "mix") if any(w in p.workloads for p in parts))
+    return Device(
+        name,
+        "; ".join(part.where for part in parts),
+        "; ".join(part.saves for part in parts),
+        workloads,
+        off,
+        heavy=any(part.heavy for part in parts),
+    )
 
 
 # -- one process: a device with and without ---------------------------------------------
@@ -670,7 +944,7 @@ def measure_device(
     from ._corpus import QUERIES as FIXED
     from .bench_assemble import _incomplete, _warm_up
 
-    device = DEVICES[name]
+    device = device_named(name)
     pipeline = contextpipe.Pipeline.open(project_dir=project)
     samples: dict[str, dict[str, list[float]]] = {
         side: {"wall": [], "cpu": []} for side in ("on", "off")
@@ -734,6 +1008,65 @@ def measure_device(
     }
 
 
+def check(
+    workdir: Path, sizes: list[int], workloads: list[str], names: list[str], queries: int
+) -> int:
+    """`--check`: each device switched off around a few requests in this process, with
+    each replacement its patches put in counting its calls: a device whose target is gone
+    fails (AttributeError), one whose replacements were never called did not bite. A
+    replaced value (a number, a fresh memo) cannot be counted: `set`.
+    """
+    global _bites
+    import contextpipe
+
+    from ._corpus import BUDGET, latency_queries
+    from ._corpus import QUERIES as FIXED
+    from .bench_assemble import _warm_up
+
+    failed = 0
+    for workload in workloads:
+        for size in sizes:
+            project = _prepare(workdir, size, workload)
+            pipeline = contextpipe.Pipeline.open(project_dir=project)
+            try:
+                if workload == "mix":
+                    _warm_up(pipeline)
+                else:
+                    for query in FIXED:
+                        pipeline.assemble(query, budget=BUDGET)
+                for name in names:
+                    device = device_named(name)
+                    if workload not in device.workloads:
+                        continue
+                    if device.process_wide:
+                        print(
+                            f"{workload:7} {size:>6} {name:24} process-wide:"
+                            f" gc.get_freeze_count() {gc.get_freeze_count()} after warm-up"
+                        )
+                        continue
+                    _bites = {}
+                    try:
+                        with device.off(pipeline):
+                            for query in latency_queries(queries):
+                                pipeline.assemble(query, budget=BUDGET)
+                    except AttributeError as error:
+                        failed += 1
+                        print(f"{workload:7} {size:>6} {name:24} MISSING TARGET: {error}")
+                        continue
+                    finally:
+                        bites, _bites = _bites, None
+                    idle = [key for key, count in bites.items() if count == 0]
+                    failed += bool(idle)
+                    shown = ", ".join(
+                        f"{key} {'set' if count < 0 else count}" for key, count in bites.items()
+                    )
+                    verdict = f"NOT BITTEN: {', '.join(idle)}" if idle else "ok"
+                    print(f"{workload:7} {size:>6} {name:24} {verdict}  ({shown or 'no patch'})")
+            finally:
+                pipeline.close()
+    return failed
+
+
 # -- the parent: repeats, processes, the table ------------------------------------------
 
 
@@ -769,19 +1102,24 @@ def audit(
     repeats: int,
     queries: int,
     out: Path | None,
+    heavy_queries: int = HEAVY_QUERIES,
+    first_repeat: int = 0,
 ) -> list[dict[str, Any]]:
-    """Every device of `names` for each workload and size, `repeats` times each."""
+    """Every device of `names` for each workload and size, `repeats` times each, numbered
+    from `first_repeat` (a later run adding repeats to an earlier one's keeps alternating
+    which queries go first without the device).
+    """
     rows: list[dict[str, Any]] = []
     load = [os.getloadavg()]
     for workload in workloads:
         for size in sizes:
             project = _prepare(workdir, size, workload)
-            for repeat in range(repeats):
+            for repeat in range(first_repeat, first_repeat + repeats):
                 for name in names:
-                    device = DEVICES[name]
+                    device = device_named(name)
                     if workload not in device.workloads:
                         continue
-                    count = HEAVY_QUERIES if device.heavy else queries
+                    count = heavy_queries if device.heavy else queries
                     base = [str(project), workload, name, str(count), str(repeat % 2)]
                     if device.process_wide:
                         order = ("on", "off") if repeat % 2 == 0 else ("off", "on")
@@ -886,6 +1224,12 @@ print(json.dumps(speed_audit.startup_child(item, condition, project, started)))
 """
 
 
+def _must_have(target: Any, name: str) -> None:
+    """A start-up device's patch target must be there (see `patched`)."""
+    if not hasattr(target, name):
+        raise AttributeError(f"speed_audit: {target!r} has no attribute {name!r} to patch")
+
+
 def startup_child(item: str, condition: str, project: str, started: float) -> dict[str, float]:
     """In a fresh process: the timings of one start-up device, `condition` on or off."""
     off = condition == "off"
@@ -896,6 +1240,8 @@ def startup_child(item: str, condition: str, project: str, started: float) -> di
         timings[name] = round((now - since) * 1000, 2)
         return now
 
+    if item in _IN_PROCESS:
+        return _IN_PROCESS[item](Path(project))
     if item in ("rank-cache", "python-bpe", "preload-tokenizer"):
         import contextpipe.pipeline
         from contextpipe.text import tokens
@@ -903,14 +1249,15 @@ def startup_child(item: str, condition: str, project: str, started: float) -> di
         if item == "python-bpe" and off:
             from contextpipe.text.tokens import _python_bpe
 
+            _must_have(_python_bpe, "PYTHON_CHARS")
             _python_bpe.PYTHON_CHARS = 0
         if item == "preload-tokenizer" and off:
+            _must_have(tokens, "preload_tokenizer")
+            _must_have(contextpipe.pipeline, "preload_tokenizer")
             tokens.preload_tokenizer = lambda name: None
             contextpipe.pipeline.preload_tokenizer = tokens.preload_tokenizer
         if item == "rank-cache":
             return _rank_cache_saving()
-    if item in _IN_PROCESS:
-        return _IN_PROCESS[item](Path(project))
         import contextpipe
 
         from ._corpus import BUDGET
@@ -941,14 +1288,18 @@ def startup_child(item: str, condition: str, project: str, started: float) -> di
         pipeline = contextpipe.Pipeline.open(project_dir=project)
         store = pipeline.store
         if item == "prefetch" and off:
+            _must_have(store, "prefetch")
             store.prefetch = lambda limit: 0
         if item == "graph-gc-pause" and off:
             from contextpipe.stores import graph as graph_module
 
+            _must_have(graph_module, "collector_paused")
             graph_module.collector_paused = contextlib.nullcontext  # type: ignore[assignment]
         if item == "matrix-saved" and off:
             from contextpipe.stores.embedded import _vector_matrix
 
+            _must_have(_vector_matrix.EmbeddedVectors, "_mapped")
+            _must_have(_vector_matrix.EmbeddedVectors, "_save")
             _vector_matrix.EmbeddedVectors._mapped = lambda self, state: None  # type: ignore[method-assign]
             _vector_matrix.EmbeddedVectors._save = lambda self, *a: None  # type: ignore[method-assign]
         if item == "matrix-saved":
@@ -1217,8 +1568,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", choices=("keyword", "mix", "both"), default="both")
     parser.add_argument("--items", default="", help="comma-separated devices (default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per device")
+    parser.add_argument(
+        "--first-repeat", type=int, default=0, help="number of the first repeat (adding repeats)"
+    )
     parser.add_argument("--queries", type=int, default=QUERIES, help="standard queries a pass")
+    parser.add_argument(
+        "--heavy-queries", type=int, default=HEAVY_QUERIES, help="the same, for heavy devices"
+    )
     parser.add_argument("--startup", action="store_true", help="the start-up devices instead")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="switch each device off around a few requests: is each patch's target there,"
+        " and is each replacement called?",
+    )
     parser.add_argument(
         "--baseline", action="store_true", help="p50/p95 with everything on, as asv measures"
     )
@@ -1253,9 +1616,18 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.size:
             startup(args.workdir, size, chosen or list(STARTUP), args.runs)
         return 0
-    unknown = [name for name in chosen if name not in DEVICES]
+    unknown: list[str] = []
+    for name in chosen:
+        try:
+            if any(part not in DEVICES for part in _members(name)):
+                unknown.append(name)
+        except KeyError:
+            unknown.append(name)
     if unknown:
         parser.error(f"unknown devices: {', '.join(unknown)}")
+    if args.check:
+        names = chosen or list(DEVICES)
+        return 1 if check(args.workdir, args.size, workloads, names, args.queries) else 0
     print(f"load average {os.getloadavg()}", flush=True)
     audit(
         args.workdir,
@@ -1265,6 +1637,8 @@ def main(argv: list[str] | None = None) -> int:
         args.repeats,
         args.queries,
         args.json,
+        args.heavy_queries,
+        args.first_repeat,
     )
     return 0
 
