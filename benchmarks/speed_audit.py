@@ -549,21 +549,6 @@ def _off_prepare(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     return patched((StrategyExecutor, "prepare", prepare))
 
 
-def _off_navigator_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.strategies import breadth_depth_navigator as navigator
-
-    def edges_ready(self: Any, graph: Any, uri: str, until: float) -> bool:
-        return navigator._edges_ready(graph, uri, until)
-
-    return patched((navigator.BreadthDepthNavigator, "_edges_ready", edges_ready))
-
-
-@contextlib.contextmanager
-def _off_gc_freeze(pipeline: Any) -> Iterator[None]:
-    gc.unfreeze()  # what `warm_up` froze (nothing was frozen before it)
-    yield
-
-
 DEVICES: dict[str, Device] = {
     device.name: device
     for device in (
@@ -788,23 +773,6 @@ DEVICES: dict[str, Device] = {
             "the navigator's name lookup on a worker before can_handle (was lookup-on-worker)",
             ("keyword", "mix"),
             _off_prepare,
-        ),
-        Device(
-            "navigator-ready-memo",
-            "strategies/breadth_depth_navigator.py:355 _edges_ready (rule 7)",
-            "a thread per navigator walk to wait for the edges",
-            # The navigator declines every standard query (can_handle 0): neither benchmark
-            # runs it; `--workload navigator` is no workload of the audit.
-            ("navigator",),
-            _off_navigator_memo,
-        ),
-        Device(
-            "gc-freeze-warm-up",
-            "pipeline/__init__.py:564 Pipeline.warm_up gc.freeze",
-            "full collections walking the long-lived objects",
-            ("mix",),
-            _off_gc_freeze,
-            process_wide=True,
         ),
     )
 }
