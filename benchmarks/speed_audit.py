@@ -245,12 +245,6 @@ def _off_variants_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]
     return patched((EmbeddedStore, "variants_many", variants_many))
 
 
-def _off_variants_read_ahead(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.assembly import packing
-
-    return patched((packing, "_READ_AHEAD", 0))
-
-
 def _off_lazy_variant_fragments(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     from contextpipe.stores.embedded import _variants
 
@@ -610,13 +604,6 @@ DEVICES: dict[str, Device] = {
             _off_lazy_variant_fragments,
         ),
         Device(
-            "variants-read-ahead",
-            "assembly/packing.py:104 _READ_AHEAD (+ variants.py:48 read_ahead)",
-            "one variants read per fallback node (off: the node alone)",
-            ("keyword", "mix"),
-            _off_variants_read_ahead,
-        ),
-        Device(
             "packing-cache",
             "assembly/_packing_cache.py:95 PackingCache",
             "block token counts and word bitsets across requests (off: fresh per request)",
@@ -806,9 +793,9 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "bm25-contributions",
         "stems-memo",
     ),
-    # A node's texts: across requests (variants-memo), read ahead for the fallbacks, and
-    # made into fragments only when asked.
-    "variants": ("variants-memo", "lazy-variant-fragments", "variants-read-ahead"),
+    # A node's texts: across requests (variants-memo), and made into fragments only when
+    # asked. Packing's read-ahead of fallbacks was the third member until it was removed.
+    "variants": ("variants-memo", "lazy-variant-fragments"),
     # Splitting words: the query's analysis (query-terms-cache), titles and paths
     # (name-words-memo) both end in `_word_parts`, whose memo stands in for theirs, so
     # query-terms-cache is here rather than with the search.

@@ -43,7 +43,7 @@ from ._block_costs import BlockCosts
 from ._packing_cache import PackingCache, Unit, WordBits
 from .fusion import FusedItem
 from .rendering import Rendered, Renderer
-from .variants import RequestVariants, VariantLookup, stored_shallower
+from .variants import VariantLookup, stored_shallower
 
 
 @dataclass(frozen=True)
@@ -122,12 +122,6 @@ class _Taken:
         self._nodes[fragment.uko_uri] = fragment.id
         spans = self._spans.setdefault((source.path, fragment.detail_depth), [])
         spans.append((source.start_line, source.end_line, fragment.id))
-
-
-#: How many of the items about next in line have their variants read with those of an
-#: item that needs its fallbacks. Few: once room runs short, packing soon stops (rule 5),
-#: and at 100k fragments a request then looked up 3 items' fallbacks on average.
-_READ_AHEAD = 8
 
 
 class _Fallback:
@@ -267,8 +261,7 @@ class Packer:
 
         def fallbacks(index: int) -> list[_Fallback]:
             if index not in shallower:
-                coming = [entry[3] for entry in heap[:_READ_AHEAD]]
-                shallower[index] = self._shallower(items, index, coming, variants)
+                shallower[index] = self._shallower(items[index], variants)
             return shallower[index]
 
         while heap:
@@ -358,22 +351,11 @@ class Packer:
             worth = self._policy.depth_values.get(depth.fragment.detail_depth, 0.0)
         return (lam * relevance - (1 - lam) * similarity) * worth
 
-    def _shallower(
-        self,
-        items: Sequence[FusedItem],
-        index: int,
-        coming: Sequence[int],
-        variants: VariantLookup,
-    ) -> list[_Fallback]:
-        """The item's shallower depths worth using, rendered, deepest first. Fallbacks are
-        needed once room runs short, and then by most of the items that come next (the
-        heap's first entries, `coming`): theirs are read with this one's, in one read.
-        """
-        if isinstance(variants, RequestVariants):
-            variants.read_ahead(items[i].fragment.uko_uri for i in (index, *coming))
+    def _shallower(self, item: FusedItem, variants: VariantLookup) -> list[_Fallback]:
+        """The item's shallower depths worth using, rendered, deepest first."""
         return [
             _Fallback(variant, self._renderer.block(variant))
-            for variant in stored_shallower(items[index].fragment, variants)
+            for variant in stored_shallower(item.fragment, variants)
             if self._policy.depth_values.get(variant.detail_depth, 0.0) > 0.0
         ]
 

@@ -4,7 +4,7 @@ node as one request may see them, and which of them a fragment may fall back to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from ..contract.capabilities import FragmentLookup
 from ..core.models import ContextFragment, RequestFilters
@@ -15,22 +15,15 @@ VariantLookup = Callable[[str], Sequence[ContextFragment]]
 
 class RequestVariants:
     """A store's fragment lookup as one request sees it: memory its scope does not allow
-    left out, and the nodes read ahead in one batch kept for the rest of the request, so
-    that packing's fallbacks cost one read, not one per node.
+    left out.
     """
 
     def __init__(self, lookup: FragmentLookup | None, filters: RequestFilters) -> None:
         self._lookup = lookup
         self._filters = filters
-        # Each node read ahead, with the answer of the read that held it: a store may make
-        # a node's fragments only when they are asked for.
-        self._ahead: dict[str, Mapping[str, Sequence[ContextFragment]]] = {}
 
     def __call__(self, uko_uri: str) -> Sequence[ContextFragment]:
         """Every stored depth of one node the request may see, deepest first."""
-        found = self._ahead.get(uko_uri)
-        if found is not None:
-            return found.get(uko_uri, ())
         if self._lookup is None:
             return ()
         return self._lookup.variants(uko_uri, self._filters)
@@ -44,15 +37,6 @@ class RequestVariants:
         if self._lookup is None or not fragments:
             return {}
         return self._lookup.token_counts(fragments, tokenizer, self._filters)
-
-    def read_ahead(self, uko_uris: Iterable[str]) -> None:
-        """Read these nodes' variants at once, for the calls to come."""
-        wanted = list(dict.fromkeys(uri for uri in uko_uris if uri not in self._ahead))
-        if self._lookup is None or not wanted:
-            return
-        found = self._lookup.variants_many(wanted, self._filters)
-        for uri in wanted:
-            self._ahead[uri] = found
 
 
 def stored_shallower(fragment: ContextFragment, variants: VariantLookup) -> list[ContextFragment]:

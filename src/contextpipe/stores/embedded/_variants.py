@@ -7,9 +7,9 @@ the oldest forgotten (see `BoundedMemo`). A node's variants are remembered per m
 scope (session and user) and time, since memory of one session is no answer to another's
 request.
 They are remembered as the rows read, made fragments only when a node's are asked for
-(packing reads ahead more nodes than it uses): plain tuples of strings and numbers, which
-the cyclic collector stops tracking, where a fragment is six objects it walks at every
-full collection (thousands of remembered fragments made those take 0.1-0.3 s).
+(a caller of `variants_many` may read more nodes than it uses): plain tuples of strings
+and numbers, which the cyclic collector stops tracking, where a fragment is six objects it
+walks at every full collection (thousands of remembered fragments made those take 0.1-0.3 s).
 """
 
 from __future__ import annotations
