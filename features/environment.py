@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,10 +23,19 @@ def before_all(context: Context) -> None:
     # The tokenizer cache too (it would go to ~/.cache/contextpipe), for this process and
     # every contextpipe command it starts.
     os.environ["XDG_CACHE_HOME"] = str(context.session_tmp / "cache")
+    # Where scenarios install throwaway plugins (`testkit.install_distribution`), on
+    # sys.path for the whole run: a sys.path that changes while plugins import on threads
+    # lets coverage's tracer take a module being imported out of sys.modules (coveragepy
+    # issue 2247: "import failed: KeyError: 'cp_second_wakes_module'" once in CI).
+    context.site = context.session_tmp / "site-packages"
+    context.site.mkdir()
+    sys.path.insert(0, str(context.site))
+    importlib.invalidate_caches()
     configure_logging("warning")
 
 
 def after_all(context: Context) -> None:
+    sys.path.remove(str(context.site))
     set_hypothesis_home_dir(None)
     shutil.rmtree(context.session_tmp, ignore_errors=True)
 

@@ -103,9 +103,8 @@ def _run(context: Context, command: str) -> subprocess.CompletedProcess[str]:
     installed on its path and no contextpipe settings from the calling environment.
     """
     env = dict(getattr(context, "eval_environ", {}))
-    site = context.tmp / "site-packages"
-    if site.is_dir():
-        env["PYTHONPATH"] = str(site)
+    if getattr(context, "installed", False):
+        env["PYTHONPATH"] = str(context.site)
     program, *args = command.split()
     assert program == "contextpipe", command
     return run_contextpipe(context, args, env)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -355,13 +356,15 @@ def install_distribution(
     source: str,
     group: str = "contextpipe.strategies",
 ) -> None:
-    """Make `distribution` look installed: a module plus a dist-info folder declaring its
-    entry point in `group`, on sys.path until the scenario ends.
+    """Make `distribution` look installed until the scenario ends: a module plus a dist-info
+    folder declaring its entry point in `group`, in the run's site folder (on sys.path for
+    the whole run, see environment.py), removed with its compiled copy afterwards.
     """
-    site = context.tmp / "site-packages"
-    site.mkdir(exist_ok=True)
-    (site / f"{module}.py").write_text(source, encoding="utf-8")
+    site: Path = context.site
+    source_file = site / f"{module}.py"
     info = site / f"{distribution.replace('-', '_')}-0.1.dist-info"
+    context.add_cleanup(_uninstall, source_file, info)
+    source_file.write_text(source, encoding="utf-8")
     info.mkdir()
     (info / "METADATA").write_text(
         f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n", encoding="utf-8"
@@ -369,11 +372,20 @@ def install_distribution(
     (info / "entry_points.txt").write_text(
         f"[{group}]\n{distribution} = {module}\n", encoding="utf-8"
     )
-    if str(site) not in sys.path:
-        sys.path.insert(0, str(site))
-        context.add_cleanup(sys.path.remove, str(site))
     importlib.invalidate_caches()
+    context.installed = True
     context.add_cleanup(sys.modules.pop, module, None)
+
+
+def _uninstall(source_file: Path, info: Path) -> None:
+    """Remove a throwaway plugin: its module, its compiled copies (a later scenario may
+    write another module of the same name within the same second) and its dist-info.
+    """
+    source_file.unlink(missing_ok=True)
+    for compiled in (source_file.parent / "__pycache__").glob(f"{source_file.stem}.*.pyc"):
+        compiled.unlink(missing_ok=True)
+    shutil.rmtree(info, ignore_errors=True)
+    importlib.invalidate_caches()
 
 
 # -- indexing and the UKO graph ------------------------------------------------------------
