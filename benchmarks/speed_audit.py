@@ -896,8 +896,7 @@ def measure_device(
     import contextpipe
 
     from ._corpus import BUDGET, latency_queries
-    from ._corpus import QUERIES as FIXED
-    from .bench_assemble import _incomplete, _warm_up
+    from .bench_assemble import _incomplete
 
     device = device_named(name)
     pipeline = contextpipe.Pipeline.open(project_dir=project)
@@ -921,11 +920,7 @@ def measure_device(
         full[str(now["side"])][1] += (time.perf_counter() - float(now["since"])) * 1000
 
     try:
-        if workload == "mix":
-            _warm_up(pipeline)
-        else:
-            for query in FIXED:
-                pipeline.assemble(query, budget=BUDGET)
+        _warmed(pipeline, workload)
         standing = device.off(pipeline) if condition == "off" else contextlib.nullcontext()
         gc.callbacks.append(watch)
         with standing:
@@ -975,8 +970,6 @@ def check(
     import contextpipe
 
     from ._corpus import BUDGET, latency_queries
-    from ._corpus import QUERIES as FIXED
-    from .bench_assemble import _warm_up
 
     failed = 0
     for workload in workloads:
@@ -984,11 +977,7 @@ def check(
             project = _prepare(workdir, size, workload)
             pipeline = contextpipe.Pipeline.open(project_dir=project)
             try:
-                if workload == "mix":
-                    _warm_up(pipeline)
-                else:
-                    for query in FIXED:
-                        pipeline.assemble(query, budget=BUDGET)
+                _warmed(pipeline, workload)
                 for name in names:
                     device = device_named(name)
                     if workload not in device.workloads:
@@ -1023,6 +1012,21 @@ def check(
 
 
 # -- the parent: repeats, processes, the table ------------------------------------------
+
+
+def _warmed(pipeline: Any, workload: str) -> None:
+    """Warm the pipeline up as the asv benchmark of `workload` does: `AssembleDefaultMix`'s
+    `_warm_up` for the mix, the four fixed queries for keyword-only.
+    """
+    from ._corpus import BUDGET
+    from ._corpus import QUERIES as FIXED
+    from .bench_assemble import _warm_up
+
+    if workload == "mix":
+        _warm_up(pipeline)
+    else:
+        for query in FIXED:
+            pipeline.assemble(query, budget=BUDGET)
 
 
 def _child(arguments: list[str]) -> dict[str, Any]:
