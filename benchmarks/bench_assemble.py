@@ -2,7 +2,8 @@
 
 - `Assemble`, `AssembleLatency`: the stores of `_corpus.build_corpora` as indexed, without
   vectors, so only `simple-keyword` runs (the semantic strategies are skipped), at 1k, 10k
-  and 100k full-text fragments;
+  and 100k full-text fragments; `AssembleLatency` against a keyword floor, bm25s alone,
+  measured in the same process over the same fragments and queries (`_Floor`);
 - `AssembleDefaultMix` (issue 9, "speed of the whole"): the default configuration, i.e.
   `simple-keyword`, `semantic-embedding` and `relevance` with the default embedder, query
   embedding included, on a copy of a store given its vectors, against a floor measured
@@ -90,8 +91,9 @@ class Assemble:
 
 
 class AssembleLatency:
-    """p50 and p95 wall time of `assemble` over 50 (quick) or 200 deterministic queries,
-    both from the same samples (measured once per run, see `_corpus.memoized`).
+    """p50 and p95 wall time of `assemble` over 50 (quick) or 200 deterministic queries and
+    of the keyword floor (bm25s alone, `_Floor`) over the same queries, timed in turn, and
+    their ratios (measured once per run, see `_corpus.memoized`).
     """
 
     params = (list(SIZES),)
@@ -101,14 +103,11 @@ class AssembleLatency:
     unit = "ms"
 
     def setup(self, projects: dict[int, str], fragments: int) -> None:
-        def measure() -> dict[str, float]:
-            pipeline = contextpipe.Pipeline.open(project_dir=projects[fragments])
-            try:
-                return measure_latency(pipeline, LATENCY_QUERIES)
-            finally:
-                pipeline.close()
-
-        self.stats = memoized(projects, f"latency-{fragments}", measure)
+        self.stats = memoized(
+            projects,
+            f"latency-{fragments}",
+            lambda: measure_latency(projects[fragments], LATENCY_QUERIES),
+        )
 
     def track_p50_ms(self, projects: dict[int, str], fragments: int) -> float:
         return self.stats["p50"]
@@ -116,17 +115,31 @@ class AssembleLatency:
     def track_p95_ms(self, projects: dict[int, str], fragments: int) -> float:
         return self.stats["p95"]
 
+    def track_floor_p50_ms(self, projects: dict[int, str], fragments: int) -> float:
+        return self.stats["floor_p50"]
 
-def measure_latency(pipeline: contextpipe.Pipeline, count: int) -> dict[str, float]:
-    """Percentiles of `count` assemblies (after one warm-up call per fixed query)."""
-    for query in QUERIES:
-        pipeline.assemble(query, budget=BUDGET)
-    samples: list[float] = []
-    for query in latency_queries(count):
-        started = time.perf_counter()
-        pipeline.assemble(query, budget=BUDGET)
-        samples.append((time.perf_counter() - started) * 1000)
-    return percentiles(samples)
+    def track_ratio_p50(self, projects: dict[int, str], fragments: int) -> float:
+        return self.stats["ratio_p50"]
+
+    track_ratio_p50.unit = "x"  # type: ignore[attr-defined]
+
+
+#: The strategy of the keyword-only stores: it must run (status ok) in every measured
+#: assembly, as must each of `MIX` on the stores given vectors.
+KEYWORD = ("simple-keyword",)
+
+
+def measure_latency(project: str, count: int) -> dict[str, float]:
+    """`_against_floor` for the keyword-only store of `project`: `assemble` (after one
+    warm-up call per fixed query) and bm25s alone, on `count` queries.
+    """
+    pipeline = contextpipe.Pipeline.open(project_dir=project)
+    try:
+        for query in QUERIES:
+            pipeline.assemble(query, budget=BUDGET)
+        return _against_floor(pipeline, _Floor(project), KEYWORD, count)
+    finally:
+        pipeline.close()
 
 
 #: Sizes of the default-mix benchmark. Its stores need vectors of the default embedder,
@@ -180,9 +193,10 @@ def mix_project(projects: dict[int, str], fragments: int) -> tuple[str, dict[str
 
 
 class _Floor:
-    """The floor of the default mix (issue 9): bm25s top-20 and numpy exact top-20 over
-    the store's full-text fragments, fused by reciprocal rank. `lists` includes the query
-    embedding, by the same embedder object the pipeline uses.
+    """The floor a configuration is measured against: bm25s top-20 over the store's
+    full-text fragments (the keyword floor, issue 31) and, given an embedder, numpy exact
+    top-20 by the query's vector, fused by reciprocal rank (the default mix's, issue 9).
+    `lists` includes the query embedding, by the same embedder object the pipeline uses.
 
     numpy's product runs on one BLAS thread. On OpenBLAS's default threads (one per core)
     the product was no faster here (16 ms p50 against 12.7 ms), and its worker thread
@@ -192,10 +206,12 @@ class _Floor:
     the two cores.
     """
 
-    def __init__(self, project: str, embedder: contextpipe.Embedder) -> None:
+    def __init__(self, project: str, embedder: contextpipe.Embedder | None = None) -> None:
+        store = Path(project) / ".contextpipe"
         self.embedder = embedder
         self.blas: Any = ThreadpoolController()  # threadpoolctl is partly typed
-        self.rowids, texts, self.matrix = _full_text_and_vectors(Path(project) / ".contextpipe")
+        self.rowids, texts, hashes = _full_text(store)
+        self.matrix = _vectors(store, hashes) if embedder else None
         # bm25s has no type information.
         self.tokenizer: Any = bm25s.tokenization.Tokenizer(stopwords="en")
         self.bm25: Any = bm25s.BM25()
@@ -205,9 +221,11 @@ class _Floor:
         )
 
     def lists(self, query: str) -> list[int]:
-        """The row ids of the fused top `FLOOR_TOP_K` for `query`, best first."""
+        """The row ids of the (fused) top `FLOOR_TOP_K` for `query`, best first."""
         tokens = self.tokenizer.tokenize([query], update_vocab=False, show_progress=False)
         keyword, _ = self.bm25.retrieve(tokens, k=FLOOR_TOP_K, show_progress=False)
+        if self.embedder is None or self.matrix is None:
+            return [self.rowids[row] for row in keyword[0].tolist()]
         vector = self.embedder.embed([query])[0]
         with self.blas.limit(limits=1, user_api="blas"):
             scores = self.matrix @ vector
@@ -221,30 +239,33 @@ class _Floor:
         return [self.rowids[row] for row in best_first]
 
 
-def _full_text_and_vectors(store: Path) -> tuple[list[int], list[str], NDArray[np.float32]]:
-    """Row ids, texts and vectors of the store's full-text (depth-9) fragments, read from
-    its SQLite files directly: the floor sees exactly the fragments and vectors the
+def _read(store: Path, name: str, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of `sql` over the store's SQLite file `name`, opened read-only."""
+    with closing(sqlite3.connect(f"{(store / name).as_uri()}?mode=ro", uri=True)) as db:
+        return db.execute(sql).fetchall()
+
+
+def _full_text(store: Path) -> tuple[list[int], list[str], list[str]]:
+    """Row ids, texts and content hashes of the store's full-text (depth-9) fragments,
+    read from its SQLite files directly: the floor sees exactly the fragments the
     strategies search.
     """
-
-    def read(name: str, sql: str) -> list[tuple[Any, ...]]:
-        with closing(sqlite3.connect(f"{(store / name).as_uri()}?mode=ro", uri=True)) as db:
-            return db.execute(sql).fetchall()
-
-    rows = read(
+    rows = _read(
+        store,
         "index.sqlite3",
         "SELECT rowid, text, content_hash FROM fragments WHERE depth = 9 ORDER BY rowid",
     )
-    vectors = dict(read("vectors.sqlite3", "SELECT hash, vector FROM vectors"))
-    missing = sum(1 for row in rows if row[2] not in vectors)
+    return [int(row[0]) for row in rows], [str(row[1]) for row in rows], [row[2] for row in rows]
+
+
+def _vectors(store: Path, hashes: list[str]) -> NDArray[np.float32]:
+    """The vectors of the texts of `hashes`, one row each, in that order."""
+    vectors = dict(_read(store, "vectors.sqlite3", "SELECT hash, vector FROM vectors"))
+    missing = sum(1 for digest in hashes if digest not in vectors)
     if missing:
-        raise RuntimeError(f"{store}: {missing} of {len(rows)} full-text fragments lack a vector")
-    matrix = np.frombuffer(b"".join(vectors[row[2]] for row in rows), dtype=np.float32)
-    return (
-        [int(row[0]) for row in rows],
-        [str(row[1]) for row in rows],
-        matrix.reshape(len(rows), -1),
-    )
+        raise RuntimeError(f"{store}: {missing} of {len(hashes)} full-text fragments lack a vector")
+    matrix = np.frombuffer(b"".join(vectors[digest] for digest in hashes), dtype=np.float32)
+    return matrix.reshape(len(hashes), -1)
 
 
 #: The strategies of the default mix: each must run (status ok), or the benchmark would
@@ -258,10 +279,12 @@ MIX = ("simple-keyword", "semantic-embedding", "relevance")
 WARM_UP_SECONDS = 600
 
 
-def _incomplete(context: contextpipe.AssembledContext) -> dict[str, str] | None:
-    """The strategies' statuses when one of the mix did not run whole, else None."""
+def _incomplete(
+    context: contextpipe.AssembledContext, must_run: tuple[str, ...] = MIX
+) -> dict[str, str] | None:
+    """The strategies' statuses when one of `must_run` did not run whole, else None."""
     status = {report.name: report.status for report in context.strategies}
-    return status if any(status.get(name) != "ok" for name in MIX) else None
+    return status if any(status.get(name) != "ok" for name in must_run) else None
 
 
 def _warm_up(pipeline: contextpipe.Pipeline) -> None:
@@ -292,13 +315,10 @@ _SETTLE_SEED = 7
 def measure_mix(
     project: str, count: int, model: str | None = None, settle: int = 0
 ) -> dict[str, float]:
-    """p50/p95 of `assemble` with the default configuration (`model`: another embedder)
-    and of the floor, timed in turn on each of `count` queries, so that both see the same
-    machine load, in wall time and in this process's CPU time (every thread's: on a shared
-    host, other work lengthens the one far more than the other); how many of those
-    assemblies had a strategy of the mix not run whole (a timeout); the peak RSS (MB) of
-    this process after the pipeline's warm-up (and `settle` assemblies of other queries),
-    and after the floor was built.
+    """`_against_floor` for the default configuration (`model`: another embedder) and the
+    default mix's floor, on `count` queries, after the pipeline's warm-up (and `settle`
+    assemblies of other queries); and the peak RSS (MB) of this process before the floor
+    was built and after.
     """
     overrides = {"embedding.model": model} if model else None
     pipeline = contextpipe.Pipeline.open(project_dir=project, overrides=overrides)
@@ -307,26 +327,38 @@ def measure_mix(
         for query in latency_queries(len(QUERIES) + settle, seed=_SETTLE_SEED)[len(QUERIES) :]:
             pipeline.assemble(query, budget=BUDGET)
         rss_mb = _peak_rss_mb()
-        floor = _Floor(project, pipeline.embedder)
-        for query in QUERIES:
-            floor.lists(query)
-        ours: list[float] = []
-        bare: list[float] = []
-        ours_cpu: list[float] = []
-        bare_cpu: list[float] = []
-        incomplete = 0
-        for query in latency_queries(count):
-            started, cpu = time.perf_counter(), time.process_time()
-            context = pipeline.assemble(query, budget=BUDGET)
-            ours.append((time.perf_counter() - started) * 1000)
-            ours_cpu.append((time.process_time() - cpu) * 1000)
-            incomplete += _incomplete(context) is not None
-            started, cpu = time.perf_counter(), time.process_time()
-            floor.lists(query)
-            bare.append((time.perf_counter() - started) * 1000)
-            bare_cpu.append((time.process_time() - cpu) * 1000)
+        stats = _against_floor(pipeline, _Floor(project, pipeline.embedder), MIX, count)
     finally:
         pipeline.close()
+    return {**stats, "rss_mb": rss_mb, "rss_with_floor_mb": _peak_rss_mb()}
+
+
+def _against_floor(
+    pipeline: contextpipe.Pipeline, floor: _Floor, must_run: tuple[str, ...], count: int
+) -> dict[str, float]:
+    """p50/p95 of `assemble` and of `floor`, timed in turn on each of `count` queries, so
+    that both see the same machine load, in wall time and in this process's CPU time (every
+    thread's: on a shared host, other work lengthens the one far more than the other);
+    their ratios; and how many assemblies had a strategy of `must_run` not run whole (a
+    timeout).
+    """
+    for query in QUERIES:
+        floor.lists(query)
+    ours: list[float] = []
+    bare: list[float] = []
+    ours_cpu: list[float] = []
+    bare_cpu: list[float] = []
+    incomplete = 0
+    for query in latency_queries(count):
+        started, cpu = time.perf_counter(), time.process_time()
+        context = pipeline.assemble(query, budget=BUDGET)
+        ours.append((time.perf_counter() - started) * 1000)
+        ours_cpu.append((time.process_time() - cpu) * 1000)
+        incomplete += _incomplete(context, must_run) is not None
+        started, cpu = time.perf_counter(), time.process_time()
+        floor.lists(query)
+        bare.append((time.perf_counter() - started) * 1000)
+        bare_cpu.append((time.process_time() - cpu) * 1000)
     assembled, floored = percentiles(ours), percentiles(bare)
     assembled_cpu, floored_cpu = percentiles(ours_cpu), percentiles(bare_cpu)
     return {
@@ -341,8 +373,6 @@ def measure_mix(
         "floor_cpu_p50": floored_cpu["p50"],
         "floor_cpu_p95": floored_cpu["p95"],
         "incomplete": incomplete,
-        "rss_mb": rss_mb,
-        "rss_with_floor_mb": _peak_rss_mb(),
     }
 
 

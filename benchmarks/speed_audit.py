@@ -1479,17 +1479,10 @@ def startup(workdir: Path, size: int, names: list[str], runs: int) -> None:
 
 _BASELINE = """
 import json, sys
-import contextpipe
 from benchmarks.bench_assemble import LATENCY_QUERIES, measure_latency, measure_mix
 project, workload = sys.argv[1], sys.argv[2]
-if workload == "mix":
-    print(json.dumps(measure_mix(project, LATENCY_QUERIES)))
-else:
-    pipeline = contextpipe.Pipeline.open(project_dir=project)
-    try:
-        print(json.dumps(measure_latency(pipeline, LATENCY_QUERIES)))
-    finally:
-        pipeline.close()
+measure = measure_mix if workload == "mix" else measure_latency
+print(json.dumps(measure(project, LATENCY_QUERIES)))
 """
 
 
