@@ -30,8 +30,6 @@ How a request-path device is measured (`--workload keyword|mix`):
 - worth = (p50 without - p50 with) / p50 with. `none` switches nothing: its worth is the
   noise of one repeat. Answers of the same query with and without are compared (their
   text's hash): they must not differ, except where a strategy timed out on a busy host.
-- A process-wide device (the collector frozen by `warm_up`) cannot be switched request by
-  request: each repeat runs two processes, one with and one without, in turn.
 - Devices that stand in for each other (the store's token counts, the count memo and
   packing's reuse of counts; the memos of one search) each look worth little alone: a
   group of `GROUPS` (`--items counting`) switches them all off, `counting~hash-memo` all
@@ -166,8 +164,6 @@ class Device:
     workloads: tuple[str, ...]
     #: A context manager, entered around each request measured without the device.
     off: Callable[[Any], contextlib.AbstractContextManager[None]]
-    #: Process-wide: measured in alternate processes, `off` entered after the warm-up.
-    process_wide: bool = False
     heavy: bool = False
 
 
@@ -841,8 +837,6 @@ def device_named(name: str) -> Device:
     if len(members) == 1 and members[0] == name:
         return DEVICES[name]
     parts = [DEVICES[part] for part in members]
-    if any(part.process_wide for part in parts):
-        raise ValueError(f"{name}: a process-wide device cannot be combined")
 
     @contextlib.contextmanager
     def off(pipeline: Any) -> Iterator[None]:
@@ -888,11 +882,9 @@ def _prepare(workdir: Path, size: int, workload: str) -> Path:
 
 
 def measure_device(
-    project: Path, workload: str, name: str, queries: int, first_off: int, condition: str = ""
+    project: Path, workload: str, name: str, queries: int, first_off: int
 ) -> dict[str, Any]:
-    """One repeat of a device in this process (see the module docstring). `condition`
-    ("on" or "off") runs a process-wide device in one condition only.
-    """
+    """One repeat of a device in this process (see the module docstring)."""
     import contextpipe
 
     from ._corpus import BUDGET, latency_queries
@@ -921,27 +913,24 @@ def measure_device(
 
     try:
         _warmed(pipeline, workload)
-        standing = device.off(pipeline) if condition == "off" else contextlib.nullcontext()
         gc.callbacks.append(watch)
-        with standing:
-            for passed in range(2):
-                for index, query in enumerate(latency_queries(queries)):
-                    side = condition or ("off" if (index + passed + first_off) % 2 else "on")
-                    switch = device.off(pipeline) if side == "off" and not condition else None
-                    now["side"] = side
-                    with switch or contextlib.nullcontext():
-                        started, cpu = time.perf_counter(), time.process_time()
-                        context = pipeline.assemble(query, budget=BUDGET)
-                        wall = (time.perf_counter() - started) * 1000
-                        used = (time.process_time() - cpu) * 1000
-                    samples[side]["wall"].append(wall)
-                    samples[side]["cpu"].append(used)
-                    answers[side][query] = hashlib.sha256(context.text.encode()).hexdigest()
-                    if workload == "mix":
-                        incomplete[side] += _incomplete(context) is not None
-                    for report in context.strategies:
-                        if report.status == "ok":
-                            ran[report.name] = ran.get(report.name, 0) + 1
+        for passed in range(2):
+            for index, query in enumerate(latency_queries(queries)):
+                side = "off" if (index + passed + first_off) % 2 else "on"
+                now["side"] = side
+                with device.off(pipeline) if side == "off" else contextlib.nullcontext():
+                    started, cpu = time.perf_counter(), time.process_time()
+                    context = pipeline.assemble(query, budget=BUDGET)
+                    wall = (time.perf_counter() - started) * 1000
+                    used = (time.process_time() - cpu) * 1000
+                samples[side]["wall"].append(wall)
+                samples[side]["cpu"].append(used)
+                answers[side][query] = hashlib.sha256(context.text.encode()).hexdigest()
+                if workload == "mix":
+                    incomplete[side] += _incomplete(context) is not None
+                for report in context.strategies:
+                    if report.status == "ok":
+                        ran[report.name] = ran.get(report.name, 0) + 1
     finally:
         with contextlib.suppress(ValueError):
             gc.callbacks.remove(watch)
@@ -981,12 +970,6 @@ def check(
                 for name in names:
                     device = device_named(name)
                     if workload not in device.workloads:
-                        continue
-                    if device.process_wide:
-                        print(
-                            f"{workload:7} {size:>6} {name:24} process-wide:"
-                            f" gc.get_freeze_count() {gc.get_freeze_count()} after warm-up"
-                        )
                         continue
                     _bites = {}
                     try:
@@ -1080,19 +1063,7 @@ def audit(
                         continue
                     count = heavy_queries if device.heavy else queries
                     base = [str(project), workload, name, str(count), str(repeat % 2)]
-                    if device.process_wide:
-                        order = ("on", "off") if repeat % 2 == 0 else ("off", "on")
-                        halves = {side: _child([*base, side]) for side in order}
-                        run = {
-                            **halves["on"],
-                            "samples": {s: halves[s]["samples"][s] for s in ("on", "off")},
-                            "incomplete": {s: halves[s]["incomplete"][s] for s in ("on", "off")},
-                            "full_collections": {
-                                s: halves[s]["full_collections"][s] for s in ("on", "off")
-                            },
-                        }
-                    else:
-                        run = _child(base)
+                    run = _child(base)
                     row = {
                         "workload": workload,
                         "size": size,
@@ -1544,10 +1515,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.child:
-        project, workload, name, queries, first_off, *condition = args.child
-        result = measure_device(
-            Path(project), workload, name, int(queries), int(first_off), *condition
-        )
+        project, workload, name, queries, first_off = args.child
+        result = measure_device(Path(project), workload, name, int(queries), int(first_off))
         print(json.dumps(result))
         return 0
     if args.report:
