@@ -5,7 +5,7 @@
     python -m benchmarks.speed_audit --size 10000 --workload keyword --items packing-cache
     python -m benchmarks.speed_audit --size 100000 --workload mix --repeats 3 --json out.json
     python -m benchmarks.speed_audit --startup --size 100000 --items rank-cache,prefetch
-    python -m benchmarks.speed_audit --size 100000 --items none,counting,counting~hash-memo
+    python -m benchmarks.speed_audit --size 100000 --items none,counting,counting~packing-cache
     python -m benchmarks.speed_audit --check --size 10000 100000 --queries 12
 
 `--check` first: a device whose patch target is gone from the product fails, and one whose
@@ -32,8 +32,8 @@ How a request-path device is measured (`--workload keyword|mix`):
   text's hash): they must not differ, except where a strategy timed out on a busy host.
 - Devices that stand in for each other (the store's token counts, the count memo and
   packing's reuse of counts; the memos of one search) each look worth little alone: a
-  group of `GROUPS` (`--items counting`) switches them all off, `counting~hash-memo` all
-  but hash-memo, to find the members that carry the group.
+  group of `GROUPS` (`--items counting`) switches them all off, `counting~packing-cache` all
+  but packing-cache, to find the members that carry the group.
 
 `--startup` measures devices that act at process start or when the store is first read,
 each in fresh processes alternating with and without.
@@ -263,29 +263,11 @@ def _off_packing_cache(pipeline: Any) -> contextlib.AbstractContextManager[None]
 def _off_packing_counts(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     from contextpipe.assembly.packing import Packer, PackingPolicy
 
-    def packer(renderer: Any, tokenizer: Any) -> Any:
+    def packer(renderer: Any, tokenizer: Any, checks: Any) -> Any:
         policy = PackingPolicy.from_settings(pipeline.settings.packing)
         return Packer(renderer, tokenizer, policy, pipeline._packing_cache, None)
 
     return patched((pipeline, "_packer", packer))
-
-
-def _off_hash_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.assembly import acceptance
-
-    def hashed(self: Any, text: str) -> str:
-        return acceptance._sha256(text)
-
-    return patched((acceptance.CandidateChecks, "hash", hashed))
-
-
-def _off_count_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.assembly import acceptance
-    from contextpipe.core._memo import BoundedMemo
-
-    # Counts kept within the request only (packing reuses acceptance's).
-    fresh = BoundedMemo[tuple[str, str], int](acceptance._REMEMBERED)
-    return patched((pipeline._checks, "_counts", fresh))
 
 
 def _off_store_counts(pipeline: Any) -> contextlib.AbstractContextManager[None]:
@@ -608,24 +590,10 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "packing-reuses-counts",
-            "pipeline/__init__.py:531 text_tokens (packing.py:241 _block_tokens)",
+            "pipeline/__init__.py Pipeline._packer (checks.counted)",
             "counting a block's text again in packing (off: the whole block counted)",
             ("keyword", "mix"),
             _off_packing_counts,
-        ),
-        Device(
-            "hash-memo",
-            "assembly/acceptance.py:89 CandidateChecks._hashes",
-            "SHA-256 of candidate texts seen before",
-            ("keyword", "mix"),
-            _off_hash_memo,
-        ),
-        Device(
-            "count-memo",
-            "assembly/acceptance.py:90 CandidateChecks._counts",
-            "token counts across requests (off: kept within the request only)",
-            ("keyword", "mix"),
-            _off_count_memo,
         ),
         Device(
             "store-token-counts",
@@ -763,21 +731,15 @@ DEVICES: dict[str, Device] = {
 
 #: Devices that stand in for each other: one switched off alone costs little because
 #: another does its work, so they are measured off together (`--items counting`), and
-#: then the group with one member left on (`counting~hash-memo`) to find the ones that
+#: then the group with one member left on (`counting~packing-cache`) to find the ones that
 #: carry it.
 GROUPS: dict[str, tuple[str, ...]] = {
-    # Token counts and hashes of candidate texts: the store's index-time counts, the
-    # cross-request count memo and packing's reuse of acceptance's counts all spare
-    # `tokenizer.count` of the same text; packing's cache keeps whole blocks' counts
-    # across requests (spares the count of a block, whether from scratch or from its
-    # text's known count); the hash memo spares SHA-256 of the same texts.
-    "counting": (
-        "store-token-counts",
-        "count-memo",
-        "packing-reuses-counts",
-        "hash-memo",
-        "packing-cache",
-    ),
+    # Token counts of candidate texts: the store's index-time counts and packing's reuse
+    # of acceptance's counts spare `tokenizer.count` of the same text; packing's cache
+    # keeps whole blocks' counts across requests (spares the count of a block, whether
+    # from scratch or from its text's known count). Acceptance's cross-request memos of
+    # counts and hashes were members until issue 31 measured them under 3 %.
+    "counting": ("store-token-counts", "packing-reuses-counts", "packing-cache"),
     # The keyword search: relevance's repeat of simple-keyword's search (shared-text) falls
     # to the request's search memo, a ranking missed there to the postings cache and the
     # BM25 memos under it, and the query's tokens to the stems memo.

@@ -43,16 +43,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..contract.proposals import REACH
-from ..core._memo import BoundedMemo
 from ..core.models import Candidate, ContextFragment, DroppedRow, StrategyReport
 from ..text.tokens import Tokenizer
 from .variants import RequestVariants, VariantLookup, stored_shallower
 
-#: Texts whose hashes, and (tokenizer, hash) pairs whose counts, are remembered: the same
-#: fragments come back request after request.
-_REMEMBERED = 20_000
-#: Longest text whose hash is remembered (the memo keeps its texts as keys).
-_REMEMBERED_CHARS = 65_536
 #: Rejections named in a report's reason; the rest are counted.
 _NAMED_IN_REPORT = 3
 #: Candidates, best first, whose stored token counts are asked in one read: more than the
@@ -83,23 +77,19 @@ def _contradicts(claimed: int, real: int) -> bool:
 
 
 class CandidateChecks:
-    """Applies the acceptance rules; remembers hashes and token counts across requests."""
+    """Applies the acceptance rules to one request's candidates (`budget` is the
+    request's), strategy by strategy; the token counts it learns, from the store or by
+    counting, are kept for the request's other strategies and for packing (`counted`).
+    """
 
-    def __init__(self) -> None:
-        self._hashes = BoundedMemo[str, str](_REMEMBERED)
-        self._counts = BoundedMemo[tuple[str, str], int](_REMEMBERED)
+    def __init__(self, tokenizer: Tokenizer, budget: int, variants: RequestVariants) -> None:
+        self._tokenizer, self._budget, self._variants = tokenizer, budget, variants
+        self._counts: dict[str, int] = {}  # by content hash
 
-    def accept(
-        self,
-        report: StrategyReport,
-        candidates: Sequence[Candidate],
-        tokenizer: Tokenizer,
-        budget: int,
-        variants: RequestVariants,
-    ) -> Accepted:
-        """Apply the rules to one strategy's candidates; `budget` is the request's."""
-        self._recall_stored(candidates[:_ASKED_OF_STORE], tokenizer, variants)
-        run = _Run(self, report, tokenizer, budget, variants)
+    def accept(self, report: StrategyReport, candidates: Sequence[Candidate]) -> Accepted:
+        """Apply the rules to one strategy's candidates."""
+        self._recall_stored(candidates[:_ASKED_OF_STORE])
+        run = _Run(self, report, self._tokenizer, self._budget, self._variants)
         for rank, candidate in enumerate(candidates, start=1):
             if run.spent >= REACH * report.allocated_tokens:
                 run.leave_out(candidates[rank - 1 :], rank)
@@ -107,39 +97,26 @@ class CandidateChecks:
             run.take(rank, candidate)
         return run.result(len(candidates))
 
-    def _recall_stored(
-        self, candidates: Sequence[Candidate], tokenizer: Tokenizer, variants: RequestVariants
-    ) -> None:
+    def _recall_stored(self, candidates: Sequence[Candidate]) -> None:
         """Rule 4: the counts the store holds for texts not yet counted, kept as counts."""
-        name = tokenizer.name
-        unknown = [
-            candidate.fragment
-            for candidate in candidates
-            if self._counts.peek((name, candidate.fragment.content_hash)) is None
-        ]
-        for content_hash, tokens in variants.token_counts(unknown, name).items():
-            self._counts.put((name, content_hash), tokens)
+        unknown = [c.fragment for c in candidates if c.fragment.content_hash not in self._counts]
+        self._counts.update(self._variants.token_counts(unknown, self._tokenizer.name))
 
-    def hash(self, text: str) -> str:
-        """The SHA-256 of `text`, as `content_hash` holds it."""
-        if len(text) > _REMEMBERED_CHARS:  # a memo keyed by huge texts would hold them all
-            return _sha256(text)
-        return self._hashes.get(text, lambda: _sha256(text))
-
-    def tokens(self, fragment: ContextFragment, tokenizer: Tokenizer, budget: int) -> int | None:
+    def tokens(self, fragment: ContextFragment) -> int | None:
         """The real token count of a fragment whose hash is checked; None when its text is
-        too long to fit `budget` (told from its length, without counting).
+        too long to fit the budget (told from its length, without counting).
         """
-        chars_per_token = tokenizer.max_token_chars
-        if chars_per_token is not None and len(fragment.text) > budget * chars_per_token:
+        chars_per_token = self._tokenizer.max_token_chars
+        if chars_per_token is not None and len(fragment.text) > self._budget * chars_per_token:
             return None
-        return self._counts.get(
-            (tokenizer.name, fragment.content_hash), lambda: tokenizer.count(fragment.text)
-        )
+        known = self._counts.get(fragment.content_hash)
+        if known is None:
+            known = self._counts[fragment.content_hash] = self._tokenizer.count(fragment.text)
+        return known
 
-    def counted(self, fragment: ContextFragment, tokenizer: Tokenizer) -> int | None:
+    def counted(self, fragment: ContextFragment) -> int | None:
         """The token count of a fragment's text if it was counted already, else None."""
-        return self._counts.peek((tokenizer.name, fragment.content_hash))
+        return self._counts.get(fragment.content_hash)
 
 
 class _Run:
@@ -172,7 +149,7 @@ class _Run:
         tokens: int | None = None
         problem = self._broken_rule(candidate)
         if not problem:
-            tokens = self.checks.tokens(fragment, self.tokenizer, self.budget)
+            tokens = self.checks.tokens(fragment)
             problem = self._misstated(fragment, tokens)
             if problem:
                 self.liar = rank
@@ -209,7 +186,7 @@ class _Run:
             return f"score is {candidate.score}"
         if fragment.id in self.first_rank:
             return f"repeats the id of its candidate #{self.first_rank[fragment.id]}"
-        if self.checks.hash(fragment.text) != fragment.content_hash:
+        if _sha256(fragment.text) != fragment.content_hash:
             return "content_hash is not the SHA-256 of its text"
         if self.liar:
             return f"not checked: candidate #{self.liar} misstated its token count"
@@ -247,7 +224,7 @@ class _Run:
         """
         left = self.allocation - self.within
         for variant in stored_shallower(fragment, self.variants):
-            tokens = self.checks.tokens(variant, self.tokenizer, self.budget)
+            tokens = self.checks.tokens(variant)
             if tokens is not None and self._extra(variant, tokens) <= left:
                 return variant, tokens
         return None

@@ -50,7 +50,6 @@ from ..core.errors import (
 from ..core.logs import configure_logging, is_configured, logger
 from ..core.models import (
     AssembledContext,
-    ContextFragment,
     ContextRequest,
     DroppedRow,
     RequestScope,
@@ -108,7 +107,6 @@ class Pipeline:
         self._executor = StrategyExecutor(memo)
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
-        self._checks = CandidateChecks()
         self._loops = ThreadLoops()
 
     @classmethod
@@ -399,17 +397,16 @@ class Pipeline:
         started = time.perf_counter()
         request = self.request(request_or_query, **fields)
         tokenizer = get_tokenizer(request.tokenizer or self.settings.tokenizer.name)
-        packer = self._packer(renderer_for(request.output), tokenizer)
         backends = self._backends(request.scope)
+        variants = RequestVariants(backends.fragments, request.filters)
+        checks = CandidateChecks(tokenizer, request.budget, variants)
+        packer = self._packer(renderer_for(request.output), tokenizer, checks)
         timings: dict[str, float] = {}
 
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
         frame = packer.frame_tokens(request)
         plan = await self._planner.plan(request, backends, frame, deadline, not self.store.exists())
-        variants = RequestVariants(backends.fragments, request.filters)
-        answers = await self._answers(
-            plan, request, deadline, backends, tokenizer, variants, timings
-        )
+        answers = await self._answers(plan, request, deadline, backends, checks, timings)
         finished = [answer.report for answer in answers]
         ranked = [answer.ranked for answer in answers if answer.ranked is not None]
         left_out = [row for answer in answers for row in answer.dropped]
@@ -460,8 +457,7 @@ class Pipeline:
         request: ContextRequest,
         deadline: int,
         backends: Backends,
-        tokenizer: Tokenizer,
-        variants: RequestVariants,
+        checks: CandidateChecks,
         timings: dict[str, float],
     ) -> list[_Answer]:
         """Each planned strategy's answer: run, then accepted; then, when some failed, those
@@ -472,7 +468,7 @@ class Pipeline:
         outcomes = await self._executor.run(plan.runs, request, backends, deadline)
         timings["strategies"] = _ms(mark)
         mark = time.perf_counter()
-        answers = self._accept(plan.runs, outcomes, request, tokenizer, variants)
+        answers = self._accept(plan.runs, outcomes, checks)
         timings["acceptance"] = _ms(mark)
         taken = {answer.report.name: answer.taken for answer in answers}
         returned = self._planner.returned(plan, [answer.report for answer in answers], taken)
@@ -482,7 +478,7 @@ class Pipeline:
         outcomes = await self._executor.run(returned.runs, request, backends, deadline)
         timings["strategies"] += _ms(mark)
         mark = time.perf_counter()
-        again = self._accept(returned.runs, outcomes, request, tokenizer, variants)
+        again = self._accept(returned.runs, outcomes, checks)
         timings["acceptance"] += _ms(mark)
         seconds = {answer.report.name: answer for answer in again}
         by = ", ".join(returned.by)
@@ -497,9 +493,7 @@ class Pipeline:
         self,
         plans: Sequence[PlannedRun],
         outcomes: Sequence[RunOutcome],
-        request: ContextRequest,
-        tokenizer: Tokenizer,
-        variants: RequestVariants,
+        checks: CandidateChecks,
     ) -> list[_Answer]:
         """Each strategy's report, its accepted candidates as fusion ranks them, and every
         candidate acceptance left out.
@@ -515,7 +509,7 @@ class Pipeline:
                 answers.append(_Answer(outcome.report))
                 continue
             report, candidates = outcome.report, outcome.candidates
-            taken = self._checks.accept(report, candidates, tokenizer, request.budget, variants)
+            taken = checks.accept(report, candidates)
             name = report.name
             ranked = RankedList(
                 name, report.plugin, weights[name], taken.candidates, taken.ranks, taken.beyond
@@ -523,14 +517,10 @@ class Pipeline:
             answers.append(_Answer(taken.report, ranked, taken.dropped))
         return answers
 
-    def _packer(self, renderer: Renderer, tokenizer: Tokenizer) -> Packer:
+    def _packer(self, renderer: Renderer, tokenizer: Tokenizer, checks: CandidateChecks) -> Packer:
         policy = PackingPolicy.from_settings(self.settings.packing)
-
-        def text_tokens(fragment: ContextFragment) -> int | None:
-            # Acceptance counted every candidate's text already: packing reuses the counts.
-            return self._checks.counted(fragment, tokenizer)
-
-        return Packer(renderer, tokenizer, policy, self._packing_cache, text_tokens)
+        # Acceptance counted every candidate's text already: packing reuses the counts.
+        return Packer(renderer, tokenizer, policy, self._packing_cache, checks.counted)
 
     def warm_up(self) -> WarmUp:
         """Do now what a long-running process would otherwise do inside its first requests:
