@@ -61,6 +61,7 @@ import tempfile
 import threading
 import time
 import types
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -508,17 +509,21 @@ def _off_connections(pipeline: Any) -> Iterator[None]:
 # graph's names) is kept by the graph object itself (`graph-memo`).
 
 
+@typing.runtime_checkable
+class _Unprepared(typing.Protocol):
+    """What no strategy is: put in for `Preparing`, it leaves every strategy unprepared."""
+
+    def never_prepares(self) -> None: ...
+
+
 def _off_prepare(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     """What lookup-on-worker measured before 9a87998, where it moved: no strategy is
-    prepared (the navigator's lookup of the request's names on a worker, before
-    `can_handle`), so the names are looked up in `can_handle`'s window instead.
+    prepared (the navigator's lookup of the request's names before `can_handle`, on its
+    worker), so the names are looked up in `can_handle`'s window instead.
     """
-    from contextpipe.assembly.executor import StrategyExecutor
+    from contextpipe.assembly import executor
 
-    async def prepare(self: Any, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    return patched((StrategyExecutor, "prepare", prepare))
+    return patched((executor, "Preparing", _Unprepared))
 
 
 DEVICES: dict[str, Device] = {
@@ -720,7 +725,7 @@ DEVICES: dict[str, Device] = {
         ),
         Device(
             "navigator-prepare",
-            "assembly/executor.py:316 StrategyExecutor.prepare (navigator.py:265 prepare)",
+            "assembly/executor.py StrategyExecutor.confidences (navigator.py prepare)",
             "the navigator's name lookup on a worker before can_handle (was lookup-on-worker)",
             ("keyword", "mix"),
             _off_prepare,

@@ -6,7 +6,9 @@ Rules:
   thread costs more than an instant strategy); a worker stuck in a hung strategy is never
   idle again, a new one starts whenever none is idle, and idle ones leave after a minute.
 - Each of a request's plain calls starts on a worker of its own at once, so that a slow
-  or hung strategy holds up no other (`PlainBatch`).
+  or hung strategy holds up no other (`PlainBatch`); a call with a prelude (a strategy's
+  `prepare` before its `can_handle`) starts after it on the same worker, without a round
+  trip through the caller's loop in between, unless the caller moved it elsewhere first.
 - An async strategy runs on an event loop of its own, on a daemon thread of its own, kept
   as long as its executor (`OwnLoop`): one that blocks its loop holds up only itself.
 - Each call's outcome arrives on the caller's loop as a future; one that arrives after
@@ -86,21 +88,46 @@ _Result = tuple[int, BaseException | None, object]
 
 class PlainBatch:
     """A request's calls of plain strategy methods (`can_handle`, a plain `retrieve` and the
-    check of its answer, a `prepare`) on daemon workers, each on its own, with one future
-    each. `started` says when each call began on its worker (`time.perf_counter()`), None
-    before.
+    check of its answer) on daemon workers, each on its own, with one future each, and
+    each after its prelude, if it has one (what a prelude raises is dropped). `started`
+    says when each call began on its worker (`time.perf_counter()`), None before.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, calls: Sequence[Callable[[], object]]):
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        calls: Sequence[Callable[[], object]],
+        preludes: Sequence[Callable[[], object] | None] = (),
+    ):
         self._loop = loop
         self._calls = list(calls)
+        self._preludes = list(preludes) or [None] * len(self._calls)
         self.futures: list[asyncio.Future[object]] = [loop.create_future() for _ in calls]
         self.started: list[float | None] = [None] * len(self._calls)
+        self._moved: set[int] = set()
+        self._lock = threading.Lock()  # a call starts, or is moved, not both
         for index in range(len(self._calls)):
             _WORKERS.submit(functools.partial(self._alone, index))
 
+    def move(self, index: int) -> bool:
+        """Whether call `index` had not started (its prelude still running): then it never
+        starts here, so that the caller can run it elsewhere.
+        """
+        with self._lock:
+            if self.started[index] is None:
+                self._moved.add(index)
+                return True
+            return False
+
     def _alone(self, index: int) -> Callable[[], None]:
-        self.started[index] = time.perf_counter()
+        prelude = self._preludes[index]
+        if prelude is not None:
+            with contextlib.suppress(BaseException):  # on a worker: its failure is its own
+                prelude()
+        with self._lock:
+            if index in self._moved:
+                return _nothing
+            self.started[index] = time.perf_counter()
         try:
             result: _Result = index, None, self._calls[index]()
         except BaseException as exc:  # delivered to the awaiting side, which reports it
@@ -121,6 +148,10 @@ class PlainBatch:
             future.set_result(value)
         else:
             future.set_exception(error)
+
+
+def _nothing() -> None:
+    """What a moved call posts to its caller: nothing."""
 
 
 class Ticket:

@@ -28,7 +28,7 @@ import reprlib
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -288,6 +288,27 @@ def _answer(future: asyncio.Future[object], window_ms: int, elapsed_ms: float) -
     return Confidence(value)
 
 
+async def _answered(batch: PlainBatch, window: float, give_up: float) -> None:
+    """Wait until each `can_handle` of `batch` answered or ran for `window` seconds (one
+    not started yet is given the window from now, and looked at again), or `give_up`.
+    """
+    while waiting := [i for i, future in enumerate(batch.futures) if not future.done()]:
+        now = time.perf_counter()
+        horizon = min(give_up, max((batch.started[i] or now) + window for i in waiting))
+        if horizon <= now:
+            return
+        await asyncio.wait([batch.futures[i] for i in waiting], timeout=horizon - now)
+
+
+def _found(batch: PlainBatch, window: float) -> list[Confidence]:
+    """The answers of `batch` now: one that has not come is a timeout."""
+    now = time.perf_counter()
+    return [
+        _answer(future, round(window * 1000), round((now - (started or now)) * 1000, 3))
+        for future, started in zip(batch.futures, batch.started, strict=True)
+    ]
+
+
 class StrategyExecutor:
     """Asks strategies whether they can handle a request, and runs the planned ones
     concurrently under per-strategy and global deadlines.
@@ -313,36 +334,6 @@ class StrategyExecutor:
                     own = self._own_loops[id(strategy)] = OwnLoop(strategy)
         return own
 
-    async def prepare(
-        self,
-        strategies: Sequence[ContextStrategy],
-        request: ContextRequest,
-        backends: Backends,
-        global_deadline_ms: int,
-    ) -> None:
-        """The `prepare` of each strategy that has one (`Preparing`), all at once on
-        workers, for at most half the request's deadline; what one raises is dropped, and
-        one still running then is abandoned, as a hung strategy is. A quarantined strategy
-        is not asked.
-        """
-        asked = [
-            (strategy, self._stuck.ticket(id(strategy)))
-            for strategy in strategies
-            if isinstance(strategy, Preparing) and self._quarantined(strategy) is None
-        ]
-        if not asked:
-            return
-        calls = [
-            functools.partial(ticket.run, functools.partial(strategy.prepare, request, backends))
-            for strategy, ticket in asked
-        ]
-        batch = PlainBatch(asyncio.get_running_loop(), calls)
-        await asyncio.wait(batch.futures, timeout=global_deadline_ms / 2000)
-        for (strategy, ticket), future in zip(asked, batch.futures, strict=True):
-            if not future.done():
-                future.cancel()  # its outcome, should it come, is thrown away
-                self._abandon(ticket, strategy.name)
-
     async def confidences(
         self,
         strategies: Sequence[ContextStrategy],
@@ -350,42 +341,62 @@ class StrategyExecutor:
         backends: Backends,
         global_deadline_ms: int,
     ) -> list[Confidence]:
-        """Each strategy's `can_handle`, in order. They run on workers; one that has run
-        for a tenth of the request's deadline (at least 100 ms, at most half of it) without
-        answering counts as declining, with status `timeout`. The time a call waits for a
-        worker to start it is not held against it, up to half the request's deadline. A
-        quarantined strategy is not asked: it declines, with status `skipped`.
+        """Each strategy's `can_handle`, in order. They run on workers, each after its
+        strategy's `prepare` when it has one (`Preparing`), on the same worker; one that has
+        run for a tenth of the request's deadline (at least 100 ms, at most half of it)
+        without answering counts as declining, with status `timeout`. The time a call waits
+        for a worker, or for its `prepare`, is not held against it, up to half the
+        request's deadline; a `prepare` still running then is abandoned, as a hung call is,
+        and its strategy is asked on another worker. A quarantined strategy is not asked:
+        it declines, with status `skipped`.
         """
         answers = [self._quarantined(strategy) for strategy in strategies]
         asked = [s for s, answer in zip(strategies, answers, strict=True) if answer is None]
         if not asked:
             return [answer for answer in answers if answer is not None]
         window = _can_handle_window_ms(global_deadline_ms) / 1000
-        tickets = [self._stuck.ticket(id(s)) for s in asked]
+        preparing = {
+            i: self._stuck.ticket(id(s)) for i, s in enumerate(asked) if isinstance(s, Preparing)
+        }
+        preludes = [
+            functools.partial(preparing[i].run, functools.partial(s.prepare, request, backends))
+            if i in preparing and isinstance(s, Preparing)
+            else None
+            for i, s in enumerate(asked)
+        ]
+        tickets, batch = self._ask(asked, request, backends, preludes)
+        # However long calls wait, half the deadline is left for `retrieve`.
+        give_up = time.perf_counter() + global_deadline_ms / 2000
+        await _answered(batch, window, give_up)
+        moved = [i for i in preparing if batch.move(i)]
+        for i in moved:
+            self._abandon(preparing[i], asked[i].name)
+        found = _found(batch, window)
+        if moved:  # asked again, past their `prepare`, with the whole window
+            again_tickets, again = self._ask([asked[i] for i in moved], request, backends)
+            await _answered(again, window, time.perf_counter() + window)
+            for i, ticket, answer in zip(moved, again_tickets, _found(again, window), strict=True):
+                tickets[i], found[i] = ticket, answer
+        for strategy, ticket, answer in zip(asked, tickets, found, strict=True):
+            if answer.status == "timeout":
+                self._abandon(ticket, strategy.name)
+        by_order = iter(found)
+        return [next(by_order) if answer is None else answer for answer in answers]
+
+    def _ask(
+        self,
+        strategies: Sequence[ContextStrategy],
+        request: ContextRequest,
+        backends: Backends,
+        preludes: Sequence[Callable[[], object] | None] = (),
+    ) -> tuple[list[Ticket], PlainBatch]:
+        """Each strategy's `can_handle` on a worker (after its prelude): tickets and batch."""
+        tickets = [self._stuck.ticket(id(s)) for s in strategies]
         calls = [
             functools.partial(ticket.run, functools.partial(_confidence, s, request, backends))
-            for s, ticket in zip(asked, tickets, strict=True)
+            for s, ticket in zip(strategies, tickets, strict=True)
         ]
-        batch = PlainBatch(asyncio.get_running_loop(), calls)
-        # However long calls wait for a worker, half the deadline is left for `retrieve`.
-        give_up = time.perf_counter() + global_deadline_ms / 2000
-        while waiting := [i for i, future in enumerate(batch.futures) if not future.done()]:
-            now = time.perf_counter()
-            # By then each has run for the whole window (one not started yet is given the
-            # window from now, and looked at again).
-            horizon = min(give_up, max((batch.started[i] or now) + window for i in waiting))
-            if horizon <= now:
-                break
-            await asyncio.wait([batch.futures[i] for i in waiting], timeout=horizon - now)
-        now = time.perf_counter()
-        for strategy, ticket, future in zip(asked, tickets, batch.futures, strict=True):
-            if not future.done():
-                self._abandon(ticket, strategy.name)
-        found = (
-            _answer(future, round(window * 1000), round((now - (started or now)) * 1000, 3))
-            for future, started in zip(batch.futures, batch.started, strict=True)
-        )
-        return [next(found) if answer is None else answer for answer in answers]
+        return tickets, PlainBatch(asyncio.get_running_loop(), calls, preludes)
 
     def _quarantined(self, strategy: ContextStrategy) -> Confidence | None:
         """A quarantined strategy's answer, for its report; None for one that may run."""

@@ -10,11 +10,11 @@ The rules, in the order the planner applies them:
    starts here; a strategy the executor quarantined is not asked, and is `skipped`,
    saying so). One that fails or runs out of time is reported so; one that answers 0, or
    whose weight (the request's, else the configured one, else the strategy's own
-   `default_weight`, else 1) is 0, is `skipped`. Before, those that have a `prepare`
-   method are given it, half the request's deadline in all (`Preparing`): one-time work
-   (the graph's names, half a second at 100k nodes in a new process) that no `can_handle`
-   window must hold, or the same request would be answered with or without the strategy
-   as the machine is quick or slow.
+   `default_weight`, else 1) is 0, is `skipped`. Those that have a `prepare` method
+   are given it first, on the same worker, up to half the request's deadline
+   (`Preparing`): one-time work (the graph's names, half a second at 100k nodes in a new
+   process) that no `can_handle` window must hold, or the same request would be answered
+   with or without the strategy as the machine is quick or slow.
 4. The allocator shares the budget left after the output's frame among the rest, by
    weight, quality and confidence, within each one's floor and cap.
 5. Each planned run carries its own deadline (`[strategies.NAME] deadline_ms`, else the
@@ -104,7 +104,6 @@ class Planner:
         self._check_names(request)
         eligible, skipped = self._eligible(request, backends, nothing_indexed)
         strategies = [item.registered.strategy for item in eligible]
-        await self._executor.prepare(strategies, request, backends, deadline_ms)
         answers = await self._executor.confidences(strategies, request, backends, deadline_ms)
         confident: list[_Eligible] = []
         for item, answer in zip(eligible, answers, strict=True):

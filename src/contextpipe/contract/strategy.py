@@ -74,12 +74,13 @@ class ContextStrategy(Protocol):
 class Preparing(Protocol):
     """A strategy with work to do before it is asked `can_handle`, which may take long the
     first time only (once per state of the store, such as reading a graph's names): the
-    planner calls `prepare` on a worker before `can_handle`, giving all such strategies of
-    a request half its deadline in all, so that a one-time wait never fills the short
-    window `can_handle` is given, nor makes the same request's plan depend on how quick
-    the machine is. What `prepare` raises, or one that is still running then, is left to
-    `can_handle` and `retrieve` to meet; a `prepare` that hangs counts against its
-    strategy as a hung call does. A plain (not `async`) method.
+    executor calls `prepare` on a worker right before `can_handle`, on the same worker, and
+    gives it up to half the request's deadline, so that a one-time wait never fills the
+    short window `can_handle` is given, nor makes the same request's plan depend on how
+    quick the machine is. What `prepare` raises, or one that is still running then (its
+    strategy is then asked on another worker), is left to `can_handle` and `retrieve` to
+    meet; a `prepare` that hangs counts against its strategy as a hung call does. A plain
+    (not `async`) method.
     """
 
     def prepare(self, request: ContextRequest, backends: Backends) -> None:
