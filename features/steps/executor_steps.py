@@ -164,6 +164,14 @@ class _HungPreparation(ScriptedStrategy):
         self.held.wait()
 
 
+class _FailingPreparation(ScriptedStrategy):
+    prepared = 0
+
+    def prepare(self, request: ContextRequest, backends: Backends) -> None:
+        self.prepared += 1
+        raise RuntimeError("graph names unreadable")
+
+
 class _PatientAsync(ScriptedStrategy):
     held: _Held
     stubborn = False  # goes on waiting when it is cancelled
@@ -219,6 +227,24 @@ def hung_strategy(context: Context, name: str, hangs: str) -> None:
     # Whatever the scenario left hanging returns when it ends: no thread outlives it.
     context.add_cleanup(held.gate.release, 1000)
     register_strategy(context, strategy)
+
+
+@given('a strategy "{name}" whose prepare raises')
+def failing_preparation(context: Context, name: str) -> None:
+    context.failing = _FailingPreparation(name, propose([]))
+    register_strategy(context, context.failing)
+
+
+@then('"{name}" was prepared {times:d} times')
+def prepared_times(context: Context, name: str, times: int) -> None:
+    prepared = context.failing.prepared
+    assert prepared == times, f"{name} was prepared {prepared} times"
+
+
+@then("the request took less than {milliseconds:d} ms")
+def request_took_less(context: Context, milliseconds: int) -> None:
+    elapsed = result(context).elapsed_ms
+    assert elapsed < milliseconds, f"the request took {elapsed} ms"
 
 
 @when('I ask for "{query}" within {budget:d} tokens {times:d} times with a deadline of {ms:d} ms')
