@@ -169,13 +169,13 @@ Feature: Running strategies under deadlines, each in isolation
 
   Scenario: A strategy whose preparation raises is still asked, and the request goes on
     Given a strategy "brittle" whose prepare raises
-    # Asked on the worker its preparation ran on, at once: not held until half the deadline.
-    When I ask for "how is the budget split?" within 500 tokens 2 times with a deadline of 20000 ms
+    # Asked on the worker its preparation ran on, at once: not moved at half the deadline.
+    When I ask for "how is the budget split?" within 500 tokens 2 times with a deadline of 5000 ms
     Then the report of "brittle" says ok
     And the report of "steady" says ok
     And the context holds the fragment "split"
     And "brittle" was prepared 2 times
-    And the request took less than 10000 ms
+    And "brittle" was asked each time on the worker it was prepared on
 
   Scenario: The request's own deadline is shorter than the strategy's
     Given a strategy "dawdler" that never returns from retrieve
