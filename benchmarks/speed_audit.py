@@ -15,13 +15,20 @@ Nothing in the product changes: each device is switched off by a monkeypatch (or
 handing the pipeline a fresh object) around the requests measured without it, and put back
 afterwards.
 
-How a request-path device is measured (`--workload keyword|mix`):
+How a request-path device is measured (`--workload keyword|mix|code|memory`):
 
 - Each repeat of each device runs in a fresh process, so that its memos hold what one run
   of the asv benchmark leaves in them, and no more. The process opens the store and warms
   up as the asv benchmark does (`keyword`: `AssembleLatency`, the four fixed queries;
-  `mix`: `AssembleDefaultMix`'s `_warm_up`, which calls `Pipeline.warm_up`).
-- It then assembles the standard queries (`latency_queries(200)`, budget 4000) twice:
+  `mix`: `AssembleDefaultMix`'s `_warm_up`, which calls `Pipeline.warm_up`; `code` and
+  `memory`: `Pipeline.warm_up` and the first requests, as `bench_navigator.NavigatorMix`
+  and `bench_memory`'s "default mix, in a session" do).
+- It then assembles the workload's requests (budget 4000) twice: `keyword` and `mix` the
+  standard queries (`latency_queries(200)`); `code` the default mix's code questions of
+  `NavigatorMix` (``why does `name` fail?`` over the corpus's definitions, keyword-only
+  store), asked as code questions (`prefer_source`, as `query --code` and `eval fileloc`
+  ask); `memory` the standard queries in a session of `bench_memory`'s copy of the store
+  (2,000 memory items over 20 sessions, pins, an access log). Twice:
   in the first pass the even-numbered ones with the device and the odd-numbered ones
   without it, in the second pass the other way round. Each condition thus sees every
   query once, half of them for the first time; the two conditions alternate request by
@@ -39,8 +46,9 @@ How a request-path device is measured (`--workload keyword|mix`):
 each in fresh processes alternating with and without.
 
 The stores come from `--workdir` (default `~/.cache/cp-speed`): `nN` (keyword-only, as
-`_corpus.build_store` writes it) and `nN-mix` (its copy with the default embedder's
-vectors, as `bench_assemble.embedded_copy` makes it); missing ones are built there.
+`_corpus.build_store` writes it; also `code`'s), `nN-mix` (its copy with the default
+embedder's vectors, as `bench_assemble.embedded_copy` makes it) and `nN-memory` (its copy
+with memory, as `bench_memory` makes it); missing ones are built there.
 """
 
 from __future__ import annotations
@@ -73,6 +81,8 @@ QUERIES = 200
 #: Queries per pass for a device whose absence costs a large part of a second a request.
 HEAVY_QUERIES = 24
 _MISSING = object()
+#: The workloads of a device that any store can bite (`("mix",)`: only a store with vectors).
+EVERY = ("keyword", "mix", "code", "memory")
 
 
 # -- switching things off ---------------------------------------------------------------
@@ -529,26 +539,26 @@ def _off_prepare(pipeline: Any) -> contextlib.AbstractContextManager[None]:
 DEVICES: dict[str, Device] = {
     device.name: device
     for device in (
-        Device("none", "-", "nothing: the noise of one repeat", ("keyword", "mix"), _off_none),
+        Device("none", "-", "nothing: the noise of one repeat", EVERY, _off_none),
         Device(
             "loop-reuse",
             "pipeline/_loops.py:19 ThreadLoops",
             "an event loop per request (off: asyncio.run)",
-            ("keyword", "mix"),
+            EVERY,
             _off_loop_reuse,
         ),
         Device(
             "thread-reuse",
             "assembly/_threads.py:39 _DaemonWorkers",
             "a thread start per strategy call (off: a new thread each)",
-            ("keyword", "mix"),
+            EVERY,
             _off_thread_reuse,
         ),
         Device(
             "shared-text",
             "pipeline/_shared_search.py:62 SharedTextSearch",
             "relevance's repeat of simple-keyword's search",
-            ("keyword", "mix"),
+            EVERY,
             _off_shared_text,
         ),
         Device(
@@ -569,49 +579,49 @@ DEVICES: dict[str, Device] = {
             "search-memo",
             "stores/embedded/_search_memo.py:87 SearchMemo (+ DEPTH 512)",
             "a request's second, larger search of the same query",
-            ("keyword", "mix"),
+            EVERY,
             _off_search_memo,
         ),
         Device(
             "variants-memo",
             "stores/embedded/_variants.py:35 VariantsMemo",
             "reading node variants again request after request",
-            ("keyword", "mix"),
+            EVERY,
             _off_variants_memo,
         ),
         Device(
             "lazy-variant-fragments",
             "stores/embedded/_variants.py:73 _Fragments",
             "making fragments of variant rows packing never asks for",
-            ("keyword", "mix"),
+            EVERY,
             _off_lazy_variant_fragments,
         ),
         Device(
             "packing-cache",
             "assembly/_packing_cache.py:95 PackingCache",
             "block token counts and word bitsets across requests (off: fresh per request)",
-            ("keyword", "mix"),
+            EVERY,
             _off_packing_cache,
         ),
         Device(
             "packing-reuses-counts",
             "pipeline/__init__.py Pipeline._packer (checks.counted)",
             "counting a block's text again in packing (off: the whole block counted)",
-            ("keyword", "mix"),
+            EVERY,
             _off_packing_counts,
         ),
         Device(
             "store-token-counts",
             "acceptance.py:110 _recall_stored + FragmentLookup.token_counts",
             "counting candidates the store counted at index time",
-            ("keyword", "mix"),
+            EVERY,
             _off_store_counts,
         ),
         Device(
             "query-terms-cache",
             "text/words.py:94 _analysed (lru_cache 1024)",
             "analysing the same query in each strategy and the store",
-            ("keyword", "mix"),
+            EVERY,
             _off_unwrapped("_analysed"),
         ),
         Device(
@@ -625,49 +635,49 @@ DEVICES: dict[str, Device] = {
             "source-role-memo",
             "text/words.py:358 source_role (memoised 100,000)",
             "classifying the same paths again",
-            ("keyword", "mix"),
+            EVERY,
             _off_unwrapped("source_role"),
         ),
         Device(
             "word-parts-memo",
             "text/words.py:67 _word_parts (memoised 200,000)",
             "splitting identifiers (query analysis; mostly index time)",
-            ("keyword", "mix"),
+            EVERY,
             _off_unwrapped("_word_parts"),
         ),
         Device(
             "postings-cache",
             "stores/embedded/_text_index.py:544 TextView._cache (64 MB) + _contributions",
             "reading a term's postings (and scoring them) again",
-            ("keyword", "mix"),
+            EVERY,
             _off_postings_cache,
         ),
         Device(
             "bm25-contributions",
             "stores/embedded/_text_index.py:712 TextView._contribution",
             "scoring a cached term's postings again",
-            ("keyword", "mix"),
+            EVERY,
             _off_contributions,
         ),
         Device(
             "bm25-statistics",
             "stores/embedded/_text_index.py:541,558 TextView._everything",
             "the length norms of every fragment, per search",
-            ("keyword", "mix"),
+            EVERY,
             _off_statistics,
         ),
         Device(
             "stems-memo",
             "stores/embedded/_text_index.py:105 _Stems._known",
             "FTS5's tokens of the query's words (an in-memory FTS5 insert)",
-            ("keyword", "mix"),
+            EVERY,
             _off_stems,
         ),
         Device(
             "hidden-memory-memo",
             "stores/embedded/_scope.py:62 HiddenMemory._known",
             "reading the memory hidden from the request (none here)",
-            ("keyword", "mix"),
+            EVERY,
             _off_hidden_memory,
         ),
         Device(
@@ -704,7 +714,7 @@ DEVICES: dict[str, Device] = {
             "text-view-memo",
             "stores/embedded/backend.py:921 EmbeddedStore._text_view",
             "loading the keyword index per search",
-            ("keyword", "mix"),
+            EVERY,
             _off_text_view,
             heavy=True,
         ),
@@ -712,7 +722,7 @@ DEVICES: dict[str, Device] = {
             "graph-memo",
             "stores/embedded/backend.py:1128 EmbeddedStore.graph",
             "a new graph per request (its names loaded again by the lookup)",
-            ("keyword", "mix"),
+            EVERY,
             _off_graph_memo,
             heavy=True,
         ),
@@ -720,14 +730,14 @@ DEVICES: dict[str, Device] = {
             "reader-connections",
             "stores/embedded/backend.py:449 _reader (threading.local)",
             "opening and checking a connection per thread per request",
-            ("keyword", "mix"),
+            EVERY,
             _off_connections,
         ),
         Device(
             "navigator-prepare",
             "assembly/executor.py StrategyExecutor.confidences (navigator.py prepare)",
             "the navigator's name lookup on a worker before can_handle (was lookup-on-worker)",
-            ("keyword", "mix"),
+            EVERY,
             _off_prepare,
         ),
     )
@@ -827,7 +837,7 @@ def device_named(name: str) -> Device:
 
 
 def _project(workdir: Path, size: int, workload: str) -> Path:
-    return workdir / (f"n{size}-mix" if workload == "mix" else f"n{size}")
+    return workdir / (f"n{size}-{workload}" if workload in ("mix", "memory") else f"n{size}")
 
 
 def _prepare(workdir: Path, size: int, workload: str) -> Path:
@@ -845,7 +855,34 @@ def _prepare(workdir: Path, size: int, workload: str) -> Path:
         print(f"embedding {project} (slow)", file=sys.stderr, flush=True)
         embedded_copy(plain, project)
         (project / "embedded.ok").write_text("ok\n")
+    if workload == "memory" and not (project / "memory.ok").is_file():
+        from .bench_memory import _with_memory
+
+        print(f"giving {project} memory", file=sys.stderr, flush=True)
+        # `_with_memory` builds once per asv run: its record in `measurements/` says done.
+        (workdir / "measurements").mkdir(exist_ok=True)
+        (workdir / "measurements" / f"{project.name}.json").unlink(missing_ok=True)
+        _with_memory({size: str(plain)}, plain, project.name)
+        (project / "memory.ok").write_text("ok\n")
     return project
+
+
+def requests(pipeline: Any, workload: str, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """The measured requests of `workload`: each query and the keywords of its `assemble`
+    besides the budget.
+    """
+    from ._corpus import latency_queries
+
+    if workload == "code":
+        from .bench_navigator import _names
+
+        asked = {"prefer_source": True}
+        return [(f"why does `{name}` fail?", asked) for name in _names(pipeline, count)]
+    if workload == "memory":
+        from .bench_memory import AS_OF, SESSION
+
+        return [(query, {"session": SESSION, "as_of": AS_OF}) for query in latency_queries(count)]
+    return [(query, {}) for query in latency_queries(count)]
 
 
 def measure_device(
@@ -854,7 +891,7 @@ def measure_device(
     """One repeat of a device in this process (see the module docstring)."""
     import contextpipe
 
-    from ._corpus import BUDGET, latency_queries
+    from ._corpus import BUDGET
     from .bench_assemble import _incomplete
 
     device = device_named(name)
@@ -881,13 +918,14 @@ def measure_device(
     try:
         _warmed(pipeline, workload)
         gc.callbacks.append(watch)
+        asked = requests(pipeline, workload, queries)
         for passed in range(2):
-            for index, query in enumerate(latency_queries(queries)):
+            for index, (query, keywords) in enumerate(asked):
                 side = "off" if (index + passed + first_off) % 2 else "on"
                 now["side"] = side
                 with device.off(pipeline) if side == "off" else contextlib.nullcontext():
                     started, cpu = time.perf_counter(), time.process_time()
-                    context = pipeline.assemble(query, budget=BUDGET)
+                    context = pipeline.assemble(query, budget=BUDGET, **keywords)
                     wall = (time.perf_counter() - started) * 1000
                     used = (time.process_time() - cpu) * 1000
                 samples[side]["wall"].append(wall)
@@ -925,7 +963,7 @@ def check(
     global _bites
     import contextpipe
 
-    from ._corpus import BUDGET, latency_queries
+    from ._corpus import BUDGET
 
     failed = 0
     for workload in workloads:
@@ -941,8 +979,8 @@ def check(
                     _bites = {}
                     try:
                         with device.off(pipeline):
-                            for query in latency_queries(queries):
-                                pipeline.assemble(query, budget=BUDGET)
+                            for query, keywords in requests(pipeline, workload, queries):
+                                pipeline.assemble(query, budget=BUDGET, **keywords)
                     except AttributeError as error:
                         failed += 1
                         print(f"{workload:7} {size:>6} {name:24} MISSING TARGET: {error}")
@@ -966,7 +1004,8 @@ def check(
 
 def _warmed(pipeline: Any, workload: str) -> None:
     """Warm the pipeline up as the asv benchmark of `workload` does: `AssembleDefaultMix`'s
-    `_warm_up` for the mix, the four fixed queries for keyword-only.
+    `_warm_up` for the mix, the four fixed queries for keyword-only, `Pipeline.warm_up` and
+    the first requests for code questions and memory.
     """
     from ._corpus import BUDGET
     from ._corpus import QUERIES as FIXED
@@ -974,9 +1013,13 @@ def _warmed(pipeline: Any, workload: str) -> None:
 
     if workload == "mix":
         _warm_up(pipeline)
-    else:
+    elif workload == "keyword":
         for query in FIXED:
             pipeline.assemble(query, budget=BUDGET)
+    else:
+        pipeline.warm_up()
+        for query, keywords in requests(pipeline, workload, 5):
+            pipeline.assemble(query, budget=BUDGET, **keywords)
 
 
 def _child(arguments: list[str]) -> dict[str, Any]:
@@ -1455,7 +1498,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--list", action="store_true", help="list the devices and stop")
     parser.add_argument("--size", type=int, nargs="+", default=[10_000])
-    parser.add_argument("--workload", choices=("keyword", "mix", "both"), default="both")
+    parser.add_argument(
+        "--workload", choices=("keyword", "mix", "code", "memory", "both"), default="both"
+    )
     parser.add_argument("--items", default="", help="comma-separated devices (default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per device")
     parser.add_argument(
