@@ -112,3 +112,21 @@ class Service:
         except subprocess.TimeoutExpired:
             self._process.kill()
             raise AssertionError("the service did not stop on SIGTERM") from None
+
+    # -- the Python client ----------------------------------------------------------------
+
+    def a_client(self) -> Any:
+        """`contextpipe.Client` of the running service."""
+        import contextpipe
+
+        return contextpipe.Client(self._url)
+
+    def assemble_in_process(self, project: str, query: str, budget: int) -> Any:
+        """`Pipeline.assemble` of the project's store, in this process."""
+        import contextpipe
+
+        pipeline = contextpipe.Pipeline.open(project_dir=project)
+        try:
+            return pipeline.assemble(query, budget=int(budget))
+        finally:
+            pipeline.close()

@@ -36,6 +36,7 @@ from ... import (
     AssembledContext,
     ContextpipeError,
     ContextRequest,
+    MemoryItem,
     Pipeline,
     Settings,
     StoreError,
@@ -45,6 +46,14 @@ from .admission import Admission, BusyError
 from .metrics import Metrics
 
 T = TypeVar("T")
+
+
+class AssembleRequest(ContextRequest):
+    """A `ContextRequest` whose budget may be left out: `[budget] default` then."""
+
+    budget: int | None = Field(  # pyright: ignore[reportIncompatibleVariableOverride]
+        default=None, description="Hard limit on the rendered output, in tokens."
+    )
 
 
 class MemoryNote(BaseModel):
@@ -128,9 +137,10 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         return JSONResponse({"status": "not ready", "reason": readiness.reason}, 503)
 
     @app.post("/v1/assemble", response_model=AssembledContext, tags=["context"])
-    async def assemble(request: ContextRequest) -> Response:
+    async def assemble(request: AssembleRequest) -> Response:
         """Assemble context for a request: the same JSON as `contextpipe query --format json`."""
-        found = await admitted(lambda: pipeline.assemble(request))
+        fields = request.model_dump(exclude={"query"}, exclude_none=True)
+        found = await admitted(lambda: pipeline.assemble(request.query, **fields))
         if isinstance(found, Response):
             return found
         metrics.observe(found)
@@ -150,7 +160,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
     async def remember(note: MemoryNote) -> Any:
         """Keep a memory item for a session, a user, or (neither) every request."""
 
-        def keep() -> dict[str, Any]:
+        def keep() -> dict[str, str]:
             item = pipeline.remember(
                 note.text,
                 session=note.session,
@@ -159,29 +169,35 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
                 item_id=note.id,
                 speaker=note.speaker,
             )
-            return {"id": item.id, "scope": item.scope.value, "owner": item.owner}
+            return _item(item)
 
         return await admitted(keep)
 
     @app.delete("/v1/memory/{item_id}", tags=["memory"])
-    async def forget(
+    async def forget_one(
         item_id: str,
         session: str | None = Query(default=None, min_length=1),
         user: str | None = Query(default=None, min_length=1),
     ) -> Any:
         """Forget one memory item of a session, a user, or (neither) global memory."""
-
-        def drop() -> int:
-            return pipeline.forget_memory(
-                session=session, user=user, everything_global=not (session or user), ids=[item_id]
-            )
-
-        found = await admitted(drop)
+        found = await admitted(lambda: _forget(pipeline, session, user, [item_id]))
         if isinstance(found, Response):
             return found
         if not found:
             return _problem(404, f"no memory item {item_id!r} in that scope")
         return {"forgotten": found}
+
+    @app.delete("/v1/memory", tags=["memory"])
+    async def forget_all(
+        session: str | None = Query(default=None, min_length=1),
+        user: str | None = Query(default=None, min_length=1),
+        everything_global: bool = Query(default=False, alias="global"),
+    ) -> Any:
+        """Forget all the memory of one session, one user, or (`global=true`) global memory."""
+        if [session is not None, user is not None, everything_global].count(True) != 1:
+            return _problem(400, "name one session, one user, or global=true to forget")
+        found = await admitted(lambda: _forget(pipeline, session, user, []))
+        return found if isinstance(found, Response) else {"forgotten": found}
 
     @app.post("/v1/pins", tags=["memory"], status_code=201)
     async def pin(pinned: PinTarget) -> Any:
@@ -200,6 +216,25 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         return {"unpinned": target}
 
     return app
+
+
+def _forget(pipeline: Pipeline, session: str | None, user: str | None, ids: list[str]) -> int:
+    everything_global = session is None and user is None
+    return pipeline.forget_memory(
+        session=session, user=user, everything_global=everything_global, ids=ids
+    )
+
+
+def _item(item: MemoryItem) -> dict[str, str]:
+    """A memory item as JSON (`Client.remember` reads it back)."""
+    return {
+        "id": item.id,
+        "text": item.text,
+        "at": item.at.isoformat(),
+        "scope": item.scope.value,
+        "owner": item.owner,
+        "speaker": item.speaker,
+    }
 
 
 async def _warm_up(pipeline: Pipeline, readiness: _Readiness) -> None:
