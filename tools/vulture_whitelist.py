@@ -71,3 +71,5 @@ cli.main  # console-script entry point
 app.healthz  # HTTP endpoints: FastAPI calls them by route
 app.readyz
 app.prometheus
+app.forget_one
+app.forget_all
