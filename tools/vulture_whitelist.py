@@ -15,6 +15,7 @@ from contextpipe.core.models import AssembledContext, ContextRequest, StrategyRe
 from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.faces import cli
 from contextpipe.faces.cli import configuring, evaluating, indexing
+from contextpipe.faces.service import app
 from contextpipe.stores.embedded import _vector_ann
 from contextpipe.stores.embedded import backend as embedded
 
@@ -67,3 +68,8 @@ evaluating.eval_fileloc
 evaluating.tune_beir
 evaluating.eval_locomo
 cli.main  # console-script entry point
+app.healthz  # HTTP endpoints: FastAPI calls them by route
+app.readyz
+app.prometheus
+app.forget_one
+app.forget_all

@@ -100,6 +100,7 @@ if TYPE_CHECKING:
         fragment_id,
         json_schema,
     )
+    from .faces.client import Client
     from .ingest.embedding import EmbedProgress, EmbedSummary
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
     from .pipeline import Pipeline, WarmUp
@@ -140,6 +141,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "ingest.embedding": ("EmbedProgress", "EmbedSummary"),
     "ingest.indexer": ("ForgetSummary", "IndexProgress", "IndexSummary", "Skipped"),
     "core.logs": ("configure_logging",),
+    "faces.client": ("Client",),
     "core.models": (
         "AssembledContext",
         "Candidate",
@@ -259,6 +261,7 @@ __all__ = [
     "CarriedMemory",
     "ChatMessage",
     "CheckResult",
+    "Client",
     "CodeLocation",
     "CodeMentions",
     "ConfigError",

@@ -325,6 +325,42 @@ class MemorySettings(BaseModel):
     )
 
 
+class ServiceSettings(BaseModel):
+    """`contextpipe serve`: where it listens and how much it takes on at once."""
+
+    model_config = _STRICT
+
+    host: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        description="Address to bind: loopback only until API tokens guard other binds.",
+    )
+    port: int = Field(default=8765, ge=0, le=65535, description="Port to bind (0: any free one).")
+    max_running: int = Field(
+        default=4, gt=0, le=256, description="Requests assembled at once; more wait in a queue."
+    )
+    max_queued: int = Field(
+        default=64,
+        ge=0,
+        le=100_000,
+        description="Requests waiting for a turn; beyond them a request gets 503 and Retry-After.",
+    )
+    retry_after_s: int = Field(
+        default=1, gt=0, le=3600, description="Seconds a refused request is told to wait."
+    )
+    max_body_bytes: int = Field(
+        default=1_048_576,
+        gt=0,
+        description="Largest request body accepted (413 beyond it), in bytes.",
+    )
+    shutdown_grace_s: int = Field(
+        default=30,
+        gt=0,
+        le=3600,
+        description="On SIGTERM, seconds the requests in flight get to finish.",
+    )
+
+
 class Settings(BaseModel):
     """Every tunable of contextpipe."""
 
@@ -340,6 +376,7 @@ class Settings(BaseModel):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     plugins: PluginSettings = Field(default_factory=PluginSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
     strategies: dict[str, StrategySettings] = Field(default_factory=dict[str, StrategySettings])
 
     def strategy(self, name: str) -> StrategySettings:

@@ -180,6 +180,31 @@ class Pipeline:
         """The loaded strategy called `name`, if there is one."""
         return self.registry.get(name)
 
+    def strategy_rows(self) -> list[dict[str, Any]]:
+        """Each strategy of each plugin (a plugin that failed to load as one row named
+        `-`): `contextpipe strategies --format json` and `GET /v1/strategies`.
+        """
+        rows: list[dict[str, Any]] = []
+        for plugin in self.plugins:
+            for name in plugin.provides or ("-",):
+                registered = self.strategy(name)
+                strategy = registered.strategy if registered else None
+                rows.append(
+                    {
+                        "strategy": name,
+                        "plugin": plugin.name,
+                        "distribution": plugin.distribution,
+                        "version": plugin.version,
+                        "status": plugin.status,
+                        "quality": strategy.quality if strategy else None,
+                        "needs": sorted(strategy.required_backends) if strategy else [],
+                        "error": plugin.error,
+                        "load_ms": plugin.load_ms,
+                        "slow": plugin.slow,
+                    }
+                )
+        return rows
+
     @property
     def tokenizer(self) -> Tokenizer:
         """The configured tokenizer."""

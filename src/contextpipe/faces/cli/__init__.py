@@ -1,8 +1,9 @@
 """The `contextpipe` command line: a thin layer over `Pipeline`, importing nothing but the
 package root. One module per command group: `indexing` (init, index, forget, graph, store),
 `asking` (query, strategies, explain), `remembering` (remember, import, forget-memory, pin,
-unpin), `configuring` (config, model, schema), `evaluating` (eval, tune); `_base` holds
-what every command shares, `_progress` the progress display of the long-running ones.
+unpin), `configuring` (config, model, schema), `evaluating` (eval, tune), `serving`
+(serve); `_base` holds what every command shares, `_progress` the progress display of the
+long-running ones.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import click
 # name's module on first use); each command imports the rest itself (rich, the pipeline),
 # so that `--help` and `--version` load neither.
 from ... import CONFIG_FILENAME, __version__, configure_logging
-from . import asking, configuring, evaluating, indexing, remembering
+from . import asking, configuring, evaluating, indexing, remembering, serving
 from ._base import CliContext, fail
 
 
@@ -49,6 +50,7 @@ for _command in (
     *(remembering.pin, remembering.unpin),
     *(configuring.config, configuring.model, configuring.schema),
     *(evaluating.eval_group, evaluating.tune_group),
+    serving.serve,
 ):
     cli.add_command(_command)
 

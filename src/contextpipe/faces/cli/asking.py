@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -137,26 +137,7 @@ def strategies(obj: CliContext, output_format: str) -> None:
 
     with errors():
         pipeline = obj.pipeline()
-    rows: list[dict[str, Any]] = []
-    for plugin in pipeline.plugins:
-        names = plugin.provides or ("-",)
-        for name in names:
-            registered = pipeline.strategy(name)
-            strategy = registered.strategy if registered else None
-            rows.append(
-                {
-                    "strategy": name,
-                    "plugin": plugin.name,
-                    "distribution": plugin.distribution,
-                    "version": plugin.version,
-                    "status": plugin.status,
-                    "quality": strategy.quality if strategy else None,
-                    "needs": sorted(strategy.required_backends) if strategy else [],
-                    "error": plugin.error,
-                    "load_ms": plugin.load_ms,
-                    "slow": plugin.slow,
-                }
-            )
+    rows = pipeline.strategy_rows()
     if output_format == "json":
         click.echo(json.dumps(rows, indent=2))
         return

@@ -1,0 +1,25 @@
+"""`contextpipe serve`: the service face, one warm pipeline behind HTTP."""
+
+from __future__ import annotations
+
+import click
+
+from ._base import CliContext, errors
+
+
+@click.command()
+@click.option("--host", help="Address to bind (default: service.host, 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port (default: service.port).")
+@click.pass_obj
+def serve(obj: CliContext, host: str | None, port: int | None) -> None:
+    """Serve the HTTP API (docs/service.md) until SIGTERM or Ctrl-C."""
+    from ..service import serve as run
+
+    with errors():
+        pipeline = obj.pipeline()
+        changed = {"host": host, "port": port}
+        limits = pipeline.settings.service.model_copy(
+            update={key: value for key, value in changed.items() if value is not None}
+        )
+        settings = pipeline.settings.model_copy(update={"service": limits})
+        run(pipeline, settings, lambda line: click.echo(line, err=True))

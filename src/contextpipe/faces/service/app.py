@@ -1,0 +1,315 @@
+"""The HTTP API over one warm pipeline (FastAPI; the schema at `GET /openapi.json`).
+
+Rules:
+
+1. Each endpoint is a few lines over `Pipeline`: what the command line does, the same way.
+2. A request's body is a published model (`ContextRequest`, `MemoryNote`, `PinTarget`);
+   FastAPI's validation answers a malformed one with 422 naming the field.
+3. An error the caller can fix is a 4xx with one `detail` line: a `ContextpipeError` 400,
+   a store that cannot serve (`StoreError`) 503, a body over `max_body_bytes` 413.
+4. At most `max_running` requests are assembled at once and `max_queued` wait; one more
+   gets 503 with `Retry-After` at once (`admission`). Health and readiness never wait.
+5. `/metrics` counts what an operator watches (Prometheus text: `metrics`).
+   `/readyz` is 503 until the warm-up (store read, tokenizer, graph) is done, and again
+   whenever the store stops opening; `/healthz` only says the process answers.
+6. Each call to the pipeline runs on a thread of its own: the event loop keeps answering
+   meanwhile, and a call stuck past the shutdown grace (a plugin that never returns)
+   does not keep the process from exiting (the thread is a daemon).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from datetime import datetime
+from typing import Any, TypeVar, cast
+
+from fastapi import FastAPI, Query, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ... import (
+    AssembledContext,
+    ContextpipeError,
+    ContextRequest,
+    MemoryItem,
+    Pipeline,
+    Settings,
+    StoreError,
+    __version__,
+)
+from .admission import Admission, BusyError
+from .metrics import Metrics
+
+T = TypeVar("T")
+
+
+class AssembleRequest(ContextRequest):
+    """A `ContextRequest` whose budget may be left out: `[budget] default` then."""
+
+    budget: int | None = Field(  # pyright: ignore[reportIncompatibleVariableOverride]
+        default=None, description="Hard limit on the rendered output, in tokens."
+    )
+
+
+class MemoryNote(BaseModel):
+    """A memory item to keep (an existing id in the same scope is replaced)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1)
+    id: str | None = Field(default=None, min_length=1, description="Default: from the text.")
+    session: str | None = Field(default=None, min_length=1, description="Only this session's.")
+    user: str | None = Field(default=None, min_length=1, description="Only this user's.")
+    at: datetime | None = Field(default=None, description="When it was said; default: now.")
+    speaker: str = ""
+
+
+class PinTarget(BaseModel):
+    """A node URI, a path, a folder (ending in '/') or a glob of paths."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str = Field(min_length=1)
+
+
+class _Readiness:
+    def __init__(self) -> None:
+        self.ready = False
+        self.reason = "warming up"
+
+
+def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
+    """The API over `pipeline`, which the caller opened and closes."""
+    limits = settings.service
+    admission = Admission(limits.max_running, limits.max_queued)
+    readiness = _Readiness()
+    metrics = Metrics(admission)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
+        warming = asyncio.create_task(_warm_up(pipeline, readiness))
+        try:
+            yield
+        finally:
+            warming.cancel()
+
+    app = FastAPI(
+        title="contextpipe",
+        version=__version__,
+        summary="The best context for an LLM request inside a hard token budget.",
+        lifespan=lifespan,
+    )
+    app.add_middleware(_BodyLimit, most=limits.max_body_bytes)
+
+    async def admitted(call: Callable[[], T]) -> T | JSONResponse:
+        """`call()` on a worker thread once admitted, errors as rule 3 says."""
+        try:
+            async with admission.admitted():
+                return await _on_thread(call)
+        except BusyError:
+            metrics.refused.inc()
+            headers = {"Retry-After": str(limits.retry_after_s)}
+            return _problem(503, "busy: every slot and the queue are taken", headers)
+        except StoreError as exc:
+            return _problem(503, str(exc))
+        except ContextpipeError as exc:
+            return _problem(400, str(exc))
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, str]:
+        """The process answers."""
+        return {"status": "alive"}
+
+    @app.get("/readyz", tags=["health"], responses={503: {"description": "Not ready"}})
+    async def readyz() -> JSONResponse:
+        """Warmed up, and the store opens."""
+        if readiness.ready:
+            try:
+                await _on_thread(pipeline.check)
+            except ContextpipeError as exc:
+                return JSONResponse({"status": "unavailable", "reason": str(exc)}, 503)
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "not ready", "reason": readiness.reason}, 503)
+
+    @app.post("/v1/assemble", response_model=AssembledContext, tags=["context"])
+    async def assemble(request: AssembleRequest) -> Response:
+        """Assemble context for a request: the same JSON as `contextpipe query --format json`."""
+        fields = request.model_dump(exclude={"query"}, exclude_none=True)
+        found = await admitted(lambda: pipeline.assemble(request.query, **fields))
+        if isinstance(found, Response):
+            return found
+        metrics.observe(found)
+        return Response(found.model_dump_json(), media_type="application/json")
+
+    @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
+    async def prometheus() -> PlainTextResponse:
+        """Requests in flight and queued, strategies' latency and outcomes (Prometheus)."""
+        return PlainTextResponse(metrics.text(), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/v1/strategies", tags=["context"])
+    async def strategies() -> list[dict[str, Any]]:
+        """Every strategy plugin, as `contextpipe strategies --format json` lists them."""
+        return pipeline.strategy_rows()
+
+    @app.post("/v1/memory", tags=["memory"], status_code=201)
+    async def remember(note: MemoryNote) -> Any:
+        """Keep a memory item for a session, a user, or (neither) every request."""
+
+        def keep() -> dict[str, str]:
+            item = pipeline.remember(
+                note.text,
+                session=note.session,
+                user=note.user,
+                at=note.at,
+                item_id=note.id,
+                speaker=note.speaker,
+            )
+            return _item(item)
+
+        return await admitted(keep)
+
+    @app.delete("/v1/memory/{item_id}", tags=["memory"])
+    async def forget_one(
+        item_id: str,
+        session: str | None = Query(default=None, min_length=1),
+        user: str | None = Query(default=None, min_length=1),
+    ) -> Any:
+        """Forget one memory item of a session, a user, or (neither) global memory."""
+        found = await admitted(lambda: _forget(pipeline, session, user, [item_id]))
+        if isinstance(found, Response):
+            return found
+        if not found:
+            return _problem(404, f"no memory item {item_id!r} in that scope")
+        return {"forgotten": found}
+
+    @app.delete("/v1/memory", tags=["memory"])
+    async def forget_all(
+        session: str | None = Query(default=None, min_length=1),
+        user: str | None = Query(default=None, min_length=1),
+        everything_global: bool = Query(default=False, alias="global"),
+    ) -> Any:
+        """Forget all the memory of one session, one user, or (`global=true`) global memory."""
+        if [session is not None, user is not None, everything_global].count(True) != 1:
+            return _problem(400, "name one session, one user, or global=true to forget")
+        found = await admitted(lambda: _forget(pipeline, session, user, []))
+        return found if isinstance(found, Response) else {"forgotten": found}
+
+    @app.post("/v1/pins", tags=["memory"], status_code=201)
+    async def pin(pinned: PinTarget) -> Any:
+        """Pin a target: the tiered strategy's hot tier holds it in every request."""
+        found = await admitted(lambda: pipeline.pin(pinned.target))
+        return found if isinstance(found, Response) else {"pinned": pinned.target}
+
+    @app.delete("/v1/pins", tags=["memory"])
+    async def unpin(target: str = Query(min_length=1)) -> Any:
+        """Unpin a target that was pinned."""
+        found = await admitted(lambda: pipeline.unpin(target))
+        if isinstance(found, Response):
+            return found
+        if not found:
+            return _problem(404, f"{target!r} is not pinned")
+        return {"unpinned": target}
+
+    return app
+
+
+def _forget(pipeline: Pipeline, session: str | None, user: str | None, ids: list[str]) -> int:
+    everything_global = session is None and user is None
+    return pipeline.forget_memory(
+        session=session, user=user, everything_global=everything_global, ids=ids
+    )
+
+
+def _item(item: MemoryItem) -> dict[str, str]:
+    """A memory item as JSON (`Client.remember` reads it back)."""
+    return {
+        "id": item.id,
+        "text": item.text,
+        "at": item.at.isoformat(),
+        "scope": item.scope.value,
+        "owner": item.owner,
+        "speaker": item.speaker,
+    }
+
+
+async def _warm_up(pipeline: Pipeline, readiness: _Readiness) -> None:
+    try:
+        await _on_thread(pipeline.warm_up)
+        await _on_thread(pipeline.check)
+    except ContextpipeError as exc:
+        readiness.reason = str(exc)
+        return
+    readiness.ready = True
+
+
+async def _on_thread(call: Callable[[], T]) -> T:
+    """`call()` on a daemon thread of its own (rule 6), its result or exception awaited."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(cast(T, result))
+
+    def run() -> None:
+        try:
+            result, error = call(), None
+        except BaseException as exc:  # travels to the awaiting request, as to_thread's do
+            result, error = None, exc
+        with suppress(RuntimeError):  # the loop closed: the process is ending
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="contextpipe-request", daemon=True).start()
+    return await done
+
+
+def _problem(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status, headers=headers)
+
+
+class _BodyLimit:
+    """413 for a body over `most` bytes, by its Content-Length or as it streams in."""
+
+    def __init__(self, app: ASGIApp, most: int) -> None:
+        self.app = app
+        self.most = most
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.most:
+            await _too_large(self.most)(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.most:
+                raise _TooLargeError
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLargeError:
+            await _too_large(self.most)(scope, receive, send)
+
+
+class _TooLargeError(Exception):
+    pass
+
+
+def _too_large(most: int) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    return _problem(413, f"request body over {most} bytes (service.max_body_bytes)")
