@@ -87,6 +87,8 @@ Bad Requests Get One Line Naming What To Fix, And Change Nothing
     Should Be Equal As Integers    ${unnamed.status_code}    422
     ${where}=    Evaluate    [e["loc"] for e in $unnamed.json()["detail"]]
     Should Be Equal    ${where}    ${{ [["body", "query"]] }}
+    ${listed}=    Call The Service    POST    /v1/assemble    {"query": "x", "budget": 300, "filters": [null]}
+    Should Be Equal As Integers    ${listed.status_code}    422
     ${broken}=    Call The Service    POST    /v1/memory    {"text": "half a note
     Should Be Equal As Integers    ${broken.status_code}    422
     ${huge}=    Evaluate    json.dumps({"query": "x" * 2_000_000, "budget": 300})    modules=json
@@ -169,6 +171,19 @@ On SIGTERM The Request In Flight Is Answered, Then The Service Exits 0
     ${reports}=    Evaluate    {r["name"]: r["status"] for r in $answer.json()["strategies"]}
     Should Be Equal    ${reports}[waiting]    timeout
     Should Be Equal    ${reports}[simple-keyword]    ok
+
+The Schema Holds Under Generated Requests: None Gets A Server Error
+    [Documentation]    schemathesis generates requests from `/openapi.json` (20 a operation,
+    ...    deterministic, then sequences of calls) and checks that none is answered 5xx. Last:
+    ...    what it sends changes the project's memory and pins.
+    [Setup]    The Service Is Started And Ready
+    ${url}=    Service URL
+    ${result}=    Run Process    schemathesis    run    ${url}/openapi.json
+    ...    --checks    not_a_server_error    --max-examples    20    --generation-deterministic
+    ...    --no-color    cwd=${PROJECT}    timeout=600s    on_timeout=kill
+    Log    ${result.stdout}
+    Should Be Equal As Integers    ${result.rc}    0    schemathesis found a server error:\n${result.stdout}
+    [Teardown]    The Service Is Stopped
 
 
 *** Keywords ***

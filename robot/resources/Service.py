@@ -63,6 +63,9 @@ class Service:
         if not announced.done():
             announced.set_exception(RuntimeError("the service exited"))
 
+    def service_url(self) -> str:
+        return self._url
+
     def service_output(self) -> str:
         """What the service wrote to stderr so far."""
         return "\n".join(self._lines)
