@@ -242,7 +242,7 @@ class ContextRequest(BaseModel):
         fields = dict(cast(Mapping[str, Any], data))
         raw = fields.get("filters")
         if raw is not None and not isinstance(raw, RequestFilters | Mapping):
-            return data  # not filters at all: field validation names it
+            return fields  # not filters at all: field validation names it
         filters: dict[str, Any] = (
             raw.model_dump()
             if isinstance(raw, RequestFilters)
