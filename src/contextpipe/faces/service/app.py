@@ -180,7 +180,12 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         user: str | None = Query(default=None, min_length=1),
     ) -> Any:
         """Forget one memory item of a session, a user, or (neither) global memory."""
-        found = await admitted(lambda: _forget(pipeline, session, user, [item_id]))
+        everything_global = session is None and user is None
+        found = await admitted(
+            lambda: pipeline.forget_memory(
+                session=session, user=user, everything_global=everything_global, ids=[item_id]
+            )
+        )
         if isinstance(found, Response):
             return found
         if not found:
@@ -194,9 +199,12 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         everything_global: bool = Query(default=False, alias="global"),
     ) -> Any:
         """Forget all the memory of one session, one user, or (`global=true`) global memory."""
-        if [session is not None, user is not None, everything_global].count(True) != 1:
-            return _problem(400, "name one session, one user, or global=true to forget")
-        found = await admitted(lambda: _forget(pipeline, session, user, []))
+        # The pipeline refuses anything but exactly one of the three (400).
+        found = await admitted(
+            lambda: pipeline.forget_memory(
+                session=session, user=user, everything_global=everything_global
+            )
+        )
         return found if isinstance(found, Response) else {"forgotten": found}
 
     @app.post("/v1/pins", tags=["memory"], status_code=201)
@@ -216,13 +224,6 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         return {"unpinned": target}
 
     return app
-
-
-def _forget(pipeline: Pipeline, session: str | None, user: str | None, ids: list[str]) -> int:
-    everything_global = session is None and user is None
-    return pipeline.forget_memory(
-        session=session, user=user, everything_global=everything_global, ids=ids
-    )
 
 
 def _item(item: MemoryItem) -> dict[str, str]:
