@@ -27,6 +27,7 @@ Feature: Configuration
       | above the maximum    | packing                    | mmr_lambda   | 1.5               | packing.mmr_lambda               | Input should be less than or equal to 1 (got 1.5)     |
       | below the minimum    | strategies.simple-keyword  | weight       | -1                | strategies.simple-keyword.weight | Input should be greater than or equal to 0 (got -1)   |
       | zero deadline        | executor                   | deadline_ms  | 0                 | executor.deadline_ms             | Input should be greater than 0 (got 0)                |
+      | model window as text | models."small-model"       | window       | "large"           | models.small-model.window        | Input should be a valid integer                        |
 
   Scenario: An unknown store backend stops the pipeline with one line naming the installed ones
     Given the project config file:

@@ -40,7 +40,7 @@ Health, Readiness, The Strategies And The Schema Are Published
     Should Be Equal    ${names}    ${{ ["breadth-depth-navigator", "recency", "relevance", "semantic-embedding", "simple-keyword", "tiered"] }}
     ${schema}=    Call The Service    GET    /openapi.json
     ${paths}=    Evaluate    sorted($schema.json()["paths"])
-    Should Be Equal    ${paths}    ${{ ["/healthz", "/metrics", "/readyz", "/v1/assemble", "/v1/memory", "/v1/memory/{item_id}", "/v1/pins", "/v1/strategies"] }}
+    Should Be Equal    ${paths}    ${{ ["/healthz", "/metrics", "/readyz", "/v1/assemble", "/v1/chat/assemble", "/v1/memory", "/v1/memory/{item_id}", "/v1/pins", "/v1/strategies"] }}
     [Teardown]    The Service Is Stopped
 
 A Session's Memory Is Kept, Seen Only By That Session, And Forgotten
@@ -99,6 +99,32 @@ Bad Requests Get One Line Naming What To Fix, And Change Nothing
     Should Contain    ${statistics.stdout}    forgot 0 memory items
     [Teardown]    The Service Is Stopped
 
+A Chat Request Gets Context Before Its Messages, Which Come Back Unchanged
+    [Setup]    The Service Is Started And Ready
+    ${messages}=    Set Variable
+    ...    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "${QUESTION}"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "nothing found"}]
+    ${answer}=    Call The Service    POST    /v1/chat/assemble
+    ...    {"model": "gpt-4o-mini", "budget": 500, "request_id": "req-7", "messages": ${messages}}
+    Should Be Equal As Integers    ${answer.status_code}    200
+    ${served}=    Set Variable    ${answer.json()}
+    Should Be Equal    ${served}[messages][1:]    ${{ json.loads($messages) }}
+    Should Be Equal    ${served}[messages][0][role]    system
+    ${meta}=    Set Variable    ${served}[metadata]
+    Should Be Equal    ${{ ($meta["request_id"], $meta["window"], $meta["fallback_reason"]) }}    ${{ ("req-7", 128000, "") }}
+    Should Be Equal As Integers    ${meta}[fragments_injected]    ${{ len($meta["fragment_ids"]) }}
+    Should Be True    0 < ${meta}[fragments_injected] <= ${meta}[fragments_available]
+    Should Be True    ${meta}[tokens_injected] <= 500 + 40
+    ${client}=    A Client
+    ${remote}=    Call Method    ${client}    assemble_chat
+    ...    ${{ {"model": "gpt-4o-mini", "budget": 500, "messages": json.loads($messages)} }}
+    Should Be Equal    ${{ list($remote.metadata.fragment_ids) }}    ${meta}[fragment_ids]
+    ${unknown}=    Call The Service    POST    /v1/chat/assemble
+    ...    {"model": "my-model", "messages": [{"role": "user", "content": "budget"}]}
+    Should Be Equal As Integers    ${unknown.status_code}    400
+    Should Start With    ${unknown.json()}[detail]    unknown model 'my-model': give a budget
+    Call Method    ${client}    close
+    [Teardown]    The Service Is Stopped
+
 The Python Client Answers As The Pipeline Does, Switched By One Line
     [Setup]    The Service Is Started And Ready
     ${client}=    A Client
@@ -148,6 +174,14 @@ Beyond Its Queue A Request Is Refused At Once With Retry-After
         Should Be Equal As Integers    ${refused.status_code}    503
         Should Be Equal    ${refused.headers}[retry-after]    7
     END
+    # A proxy's chat request is never failed: it gets its messages back, saying why.
+    ${chat}=    Call The Service    POST    /v1/chat/assemble
+    ...    {"model": "gpt-4o", "messages": [{"role": "user", "content": "budget"}]}
+    Should Be Equal As Integers    ${chat.status_code}    200
+    Should Be Equal    ${chat.json()}[messages]    ${{ [{"role": "user", "content": "budget"}] }}
+    Should Be Equal    ${chat.json()}[metadata][fallback_reason]    busy
+    ${metrics}=    Call The Service    GET    /metrics
+    Should Contain    ${metrics.text}    contextpipe_chat_fallbacks_total{reason="busy"} 1.0
     ${alive}=    Call The Service    GET    /healthz
     Should Be Equal As Integers    ${alive.status_code}    200
     [Teardown]    Run Keywords    The Service Is Stopped    AND    No Config File

@@ -11,6 +11,7 @@ from contextpipe.contract.hookspecs import (
     contextpipe_stores,
     contextpipe_strategies,
 )
+from contextpipe.core.chat import ChatMetadata, ChatTurn
 from contextpipe.core.models import AssembledContext, ContextRequest, StrategyReport
 from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.faces import cli
@@ -25,6 +26,15 @@ ContextRequest._scope_in_filters  # pydantic model validator
 ContextRequest.focus  # request field, read by focus-aware strategies
 AssembledContext.timings_ms  # result field, serialised
 StrategyReport.rejected  # report field, serialised
+ChatTurn.tool_calls  # chat message fields: validated, counted and sent back as they came
+ChatTurn.tool_call_id
+ChatMetadata.tokens_in_messages  # chat metadata fields, serialised
+ChatMetadata.tokens_injected
+ChatMetadata.fragments_injected
+ChatMetadata.fragments_available
+ChatMetadata.truncated
+ChatMetadata.directive_injected
+ChatMetadata.fragment_ids
 contextpipe_strategies  # pluggy hook specifications, and the embedded store's implementation
 contextpipe_stores
 embedded.contextpipe_stores

@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         VectorWriter,
     )
     from .contract.strategy import ContextStrategy, Preparing, Retrieved
+    from .core.chat import ChatContext, ChatMetadata, ChatRequest, ChatTurn
     from .core.errors import (
         BudgetError,
         ConfigError,
@@ -142,6 +143,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "ingest.indexer": ("ForgetSummary", "IndexProgress", "IndexSummary", "Skipped"),
     "core.logs": ("configure_logging",),
     "faces.client": ("Client",),
+    "core.chat": ("ChatContext", "ChatMetadata", "ChatRequest", "ChatTurn"),
     "core.models": (
         "AssembledContext",
         "Candidate",
@@ -259,7 +261,11 @@ __all__ = [
     "BudgetError",
     "Candidate",
     "CarriedMemory",
+    "ChatContext",
     "ChatMessage",
+    "ChatMetadata",
+    "ChatRequest",
+    "ChatTurn",
     "CheckResult",
     "Client",
     "CodeLocation",

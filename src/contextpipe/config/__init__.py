@@ -1,5 +1,6 @@
 """Settings: the schema (`schema`), loading them from defaults, `config.toml`, the
-environment and flags (`loading`), and writing the commented default file (`writing`).
+environment and flags (`loading`), the LLMs chat requests name (`windows`), and writing
+the commented default file (`writing`).
 """
 
 from .loading import (
@@ -19,6 +20,7 @@ from .schema import (
     store_options,
     strategy_options,
 )
+from .windows import model_window
 from .writing import default_config_toml
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "disabled_plugins",
     "effective_items",
     "load_settings",
+    "model_window",
     "setting_value",
     "store_options",
     "strategy_options",

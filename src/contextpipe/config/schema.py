@@ -66,6 +66,12 @@ class StoreSettings(BaseModel):
     )
 
 
+def _known_tokenizer(value: str) -> str:
+    if value not in TOKENIZER_NAMES:
+        raise ValueError(f"must be one of {', '.join(TOKENIZER_NAMES)}")
+    return value
+
+
 class TokenizerSettings(BaseModel):
     """How tokens are counted."""
 
@@ -79,12 +85,7 @@ class TokenizerSettings(BaseModel):
         ),
     )
 
-    @field_validator("name")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        if value not in TOKENIZER_NAMES:
-            raise ValueError(f"must be one of {', '.join(TOKENIZER_NAMES)}")
-        return value
+    _known = field_validator("name")(_known_tokenizer)
 
 
 class BudgetSettings(BaseModel):
@@ -325,6 +326,43 @@ class MemorySettings(BaseModel):
     )
 
 
+class ModelSettings(BaseModel):
+    """An LLM a chat request may name (`[models."NAME"]`): its window and how to count it.
+    A model named here replaces the built-in entry of that name.
+    """
+
+    model_config = _STRICT
+
+    window: int = Field(gt=0, description="Context window: input and output tokens together.")
+    tokenizer: str = Field(
+        default="approx",
+        description='How its tokens are counted: "o200k_base", "cl100k_base" or "approx" (an'
+        " over-estimate, for models whose vocabulary is not available offline).",
+    )
+    output_reserve: int = Field(
+        default=4096, ge=0, description="Tokens kept free for the answer unless a request says."
+    )
+
+    _known = field_validator("tokenizer")(_known_tokenizer)
+
+
+class ChatSettings(BaseModel):
+    """Chat requests (`/v1/chat/assemble`): the caller's messages, with context before them."""
+
+    model_config = _STRICT
+
+    directive: str = Field(
+        default="Use the context below where it helps; it may be incomplete or out of date.",
+        description="Text injected before the context (a request may give its own, or none).",
+    )
+    max_budget: int = Field(
+        default=8000,
+        gt=0,
+        description="Most tokens of context a chat request injects when it names no budget"
+        " (the model's window left over caps it too).",
+    )
+
+
 class ServiceSettings(BaseModel):
     """`contextpipe serve`: where it listens and how much it takes on at once."""
 
@@ -377,6 +415,8 @@ class Settings(BaseModel):
     plugins: PluginSettings = Field(default_factory=PluginSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
+    models: dict[str, ModelSettings] = Field(default_factory=dict[str, ModelSettings])
     strategies: dict[str, StrategySettings] = Field(default_factory=dict[str, StrategySettings])
 
     def strategy(self, name: str) -> StrategySettings:

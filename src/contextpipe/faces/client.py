@@ -16,14 +16,22 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Self, cast
 
 import httpx
 from pydantic_core import to_jsonable_python
 
-from .. import AssembledContext, ContextpipeError, ContextRequest, MemoryItem, MemoryScope
+from .. import (
+    AssembledContext,
+    ChatContext,
+    ChatRequest,
+    ContextpipeError,
+    ContextRequest,
+    MemoryItem,
+    MemoryScope,
+)
 
 
 class Client:
@@ -39,6 +47,16 @@ class Client:
         # Fields may be models, times or enums, as `Pipeline.assemble` takes them.
         answer = self._call("POST", "/v1/assemble", json=to_jsonable_python(body))
         return AssembledContext.model_validate_json(answer.content)
+
+    def assemble_chat(self, request: ChatRequest | Mapping[str, Any]) -> ChatContext:
+        """`Pipeline.assemble_chat` in the service."""
+        body = (
+            request.model_dump(mode="json", exclude_unset=True)
+            if isinstance(request, ChatRequest)
+            else request
+        )
+        answer = self._call("POST", "/v1/chat/assemble", json=to_jsonable_python(body))
+        return ChatContext.model_validate_json(answer.content)
 
     def remember(
         self,

@@ -14,7 +14,7 @@ says what happened to everything. The store is reached through its protocols onl
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +40,9 @@ from ..config import (
 from ..contract.capabilities import VECTORS, Backends, GraphView
 from ..contract.records import CarriedMemory, MemoryItem, MemoryScope, StoreStats
 from ..contract.store import Store
+from ..core.chat import ChatContext, ChatRequest
 from ..core.errors import (
+    BudgetError,
     ConfigError,
     ContextpipeError,
     EmbedderError,
@@ -67,6 +69,7 @@ from ..text.tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_t
 from ._host_memory import available_memory
 from ._loops import ThreadLoops
 from ._shared_search import with_shared_text
+from .chat import chat_context, plan_chat, strategies_deadline, within
 from .vectors import DISABLED, with_vectors, without_vectors
 
 if TYPE_CHECKING:
@@ -419,8 +422,18 @@ class Pipeline:
         self, request_or_query: ContextRequest | str, **fields: Any
     ) -> AssembledContext:
         """`assemble` for callers already inside an event loop."""
-        started = time.perf_counter()
         request = self.request(request_or_query, **fields)
+        context, given = await self._assembled(request)
+        given()
+        return context
+
+    async def _assembled(
+        self, request: ContextRequest
+    ) -> tuple[AssembledContext, Callable[[], None]]:
+        """The context for `request`, and what to call once it is given to the caller: the
+        tiered strategy's warm tier is what the session was given, not what was assembled.
+        """
+        started = time.perf_counter()
         tokenizer = get_tokenizer(request.tokenizer or self.settings.tokenizer.name)
         backends = self._backends(request.scope)
         variants = RequestVariants(backends.fragments, request.filters)
@@ -451,11 +464,54 @@ class Pipeline:
         context = assembled_context(
             request, tokenizer, finished + plan.skipped, left_out, fused, packed, timings, started
         )
-        if request.session is not None and backends.sessions is not None:
-            # The tiered strategy's warm tier: what this session was given lately.
-            backends.sessions.record_use([fragment.uko_uri for fragment in context.fragments])
         log_assembly(context)
-        return context
+        sessions = backends.sessions if request.session is not None else None
+        uris = [fragment.uko_uri for fragment in context.fragments]
+        return context, (lambda: sessions.record_use(uris)) if sessions else _nothing
+
+    def assemble_chat(self, request: ChatRequest | Mapping[str, Any]) -> ChatContext:
+        """A model's conversation with context before it, within the model's window and the
+        request's deadline (the rules are in `chat`). Bad input is a `ContextpipeError`;
+        nothing else raises: a failed or late assembly leaves the messages as they were,
+        with the reason in `metadata.fallback_reason`.
+        """
+        started = time.perf_counter()
+        chat = _validated_chat(request)
+        plan = plan_chat(self.settings, chat)
+        if plan.budget <= 0:
+            return chat_context(chat, plan, None, "no_room", _ms(started))
+        inner = self.request(
+            plan.query,
+            budget=plan.budget,
+            tokenizer=plan.tokenizer.name,
+            session=chat.session,
+            user=chat.user,
+            deadline_ms=strategies_deadline(plan),
+        )
+        context, reason = None, ""
+        try:
+            left = plan.deadline_ms / 1000 - (time.perf_counter() - started)
+            context, given = within(left, lambda: self._loops.run(self._assembled(inner)))
+            given()  # a late context is not given, so not recorded
+        except TimeoutError:
+            reason = "deadline"
+        except StoreError:
+            reason = "store_unavailable"
+        except BudgetError:
+            reason = "no_room"
+        except Exception as exc:  # a chat caller gets its messages back, whatever broke
+            error = f"{type(exc).__name__}: {exc}"
+            logger.warning("chat assembly failed", request_id=plan.request_id, error=error)
+            reason = f"error:{type(exc).__name__}"
+        return chat_context(chat, plan, context, reason, _ms(started))
+
+    def chat_unchanged(self, request: ChatRequest | Mapping[str, Any], reason: str) -> ChatContext:
+        """A chat request's messages as they came, with `reason` as the fallback: what a
+        service answers a request it cannot take on (busy, or its deadline passed while it
+        waited for a turn).
+        """
+        chat = _validated_chat(request)
+        return chat_context(chat, plan_chat(self.settings, chat), None, reason, 0.0)
 
     def _backends(self, scope: RequestScope) -> Backends:
         """The store's capabilities for one request, bound to its scope, with vector search
@@ -629,5 +685,19 @@ def _asked_again(first: _Answer, second: _Answer, returned_by: str) -> _Answer:
     return replace(first, report=report)
 
 
+def _nothing() -> None:
+    pass
+
+
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
+
+
+def _validated_chat(request: ChatRequest | Mapping[str, Any]) -> ChatRequest:
+    if isinstance(request, ChatRequest):
+        return request
+    try:
+        return ChatRequest.model_validate(request)
+    except ValidationError as exc:
+        where, problem = validation_problem(exc)
+        raise ContextpipeError(f"chat request {where}: {problem}") from None

@@ -24,13 +24,15 @@ class Admission:
         self.in_flight = 0
 
     @asynccontextmanager
-    async def admitted(self) -> AsyncGenerator[None]:
-        """Hold a slot inside; raise `BusyError` when none is free and the queue is full."""
+    async def admitted(self, wait_s: float | None = None) -> AsyncGenerator[None]:
+        """Hold a slot inside; raise `BusyError` when none is free and the queue is full,
+        and `TimeoutError` when no slot came free within `wait_s` seconds (None: no limit).
+        """
         if self._slots.locked() and self.waiting >= self._queued:
             raise BusyError
         self.waiting += 1
         try:
-            await self._slots.acquire()
+            await asyncio.wait_for(self._slots.acquire(), wait_s)
         finally:
             self.waiting -= 1
         self.in_flight += 1

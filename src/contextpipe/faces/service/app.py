@@ -15,12 +15,16 @@ Rules:
 6. Each call to the pipeline runs on a thread of its own: the event loop keeps answering
    meanwhile, and a call stuck past the shutdown grace (a plugin that never returns)
    does not keep the process from exiting (the thread is a daemon).
+7. A chat request is never failed by contextpipe: its deadline counts from its arrival,
+   waiting for a turn included, and a request refused (`busy`), out of time (`deadline`)
+   or failed gets its messages back unchanged with the reason. Only bad input is a 4xx.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from datetime import datetime
@@ -34,6 +38,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ... import (
     AssembledContext,
+    ChatContext,
+    ChatRequest,
     ContextpipeError,
     ContextRequest,
     MemoryItem,
@@ -106,13 +112,19 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
     )
     app.add_middleware(_BodyLimit, most=limits.max_body_bytes)
 
-    async def admitted(call: Callable[[], T]) -> T | JSONResponse:
-        """`call()` on a worker thread once admitted, errors as rule 3 says."""
+    async def admitted(
+        call: Callable[[], T], wait_s: float | None = None, busy_error: bool = True
+    ) -> T | JSONResponse:
+        """`call()` on a worker thread once admitted (within `wait_s`), errors as rule 3
+        says; when not `busy_error`, a refusal raises `BusyError` instead.
+        """
         try:
-            async with admission.admitted():
+            async with admission.admitted(wait_s):
                 return await _on_thread(call)
         except BusyError:
             metrics.refused.inc()
+            if not busy_error:
+                raise
             headers = {"Retry-After": str(limits.retry_after_s)}
             return _problem(503, "busy: every slot and the queue are taken", headers)
         except StoreError as exc:
@@ -145,6 +157,30 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
             return found
         metrics.observe(found)
         return Response(found.model_dump_json(), media_type="application/json")
+
+    @app.post("/v1/chat/assemble", response_model=ChatContext, tags=["context"])
+    async def chat(request: ChatRequest) -> Response:
+        """A model's messages with context before them (rule 7: never an error for a
+        failure of contextpipe's; the reason is in `metadata.fallback_reason`).
+        """
+        arrived = time.perf_counter()
+        deadline_s = (request.deadline_ms or settings.executor.deadline_ms) / 1000
+
+        def enrich() -> ChatContext:
+            left_ms = int((deadline_s - (time.perf_counter() - arrived)) * 1000)
+            if left_ms < 1:
+                return pipeline.chat_unchanged(request, "deadline")
+            return pipeline.assemble_chat(request.model_copy(update={"deadline_ms": left_ms}))
+
+        try:
+            found = await admitted(enrich, wait_s=deadline_s, busy_error=False)
+        except (BusyError, TimeoutError) as exc:
+            reason = "busy" if isinstance(exc, BusyError) else "deadline"
+            found = await _on_thread(lambda: pipeline.chat_unchanged(request, reason))
+        if isinstance(found, Response):
+            return found
+        metrics.observe_chat(found)
+        return Response(found.model_dump_json(exclude_unset=True), media_type="application/json")
 
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     async def prometheus() -> PlainTextResponse:

@@ -1,5 +1,5 @@
 """`GET /metrics` in the Prometheus text format (prometheus-client): requests in flight and
-waiting, each strategy's latency and outcomes, and refusals.
+waiting, each strategy's latency and outcomes, refusals, and chat fallbacks by reason.
 
 Each app has a registry of its own, so that two services in one process (tests) never
 mix their counts.
@@ -7,9 +7,11 @@ mix their counts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from ... import AssembledContext
+from ... import AssembledContext, ChatContext, StrategyReport
 from .admission import Admission
 
 #: Seconds: a strategy's latency from 1 ms to its default deadline (3 s).
@@ -45,9 +47,25 @@ class Metrics:
             ["strategy", "status"],
             registry=self.registry,
         )
+        self._fallbacks = Counter(
+            "contextpipe_chat_fallbacks",
+            "Chat requests answered with their messages unchanged, by reason: busy, deadline,"
+            " store_unavailable, no_room or error.",
+            ["reason"],
+            registry=self.registry,
+        )
+
+    def observe_chat(self, context: ChatContext) -> None:
+        reason = context.metadata.fallback_reason
+        if reason:
+            self._fallbacks.labels(reason.partition(":")[0]).inc()
+        self._observe_strategies(context.strategies)
 
     def observe(self, context: AssembledContext) -> None:
-        for report in context.strategies:
+        self._observe_strategies(context.strategies)
+
+    def _observe_strategies(self, reports: Sequence[StrategyReport]) -> None:
+        for report in reports:
             self._outcomes.labels(report.name, report.status).inc()
             if report.status != "skipped":
                 self._latency.labels(report.name).observe(report.elapsed_ms / 1000)
