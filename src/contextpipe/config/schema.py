@@ -346,6 +346,24 @@ class ModelSettings(BaseModel):
     _known = field_validator("tokenizer")(_known_tokenizer)
 
 
+class McpSettings(BaseModel):
+    """`contextpipe mcp` and `/mcp`: what one `get_context` result may hold."""
+
+    model_config = _STRICT
+
+    default_budget: int = Field(
+        default=4000,
+        gt=0,
+        description="Tokens a get_context result takes when the call names none.",
+    )
+    max_budget: int = Field(
+        default=16000,
+        gt=0,
+        description="Most tokens a get_context result takes, whatever the call asks: agent"
+        " hosts cap tool results, and a result must fit, not be cut by the host.",
+    )
+
+
 class ChatSettings(BaseModel):
     """Chat requests (`/v1/chat/assemble`): the caller's messages, with context before them."""
 
@@ -416,6 +434,7 @@ class Settings(BaseModel):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     models: dict[str, ModelSettings] = Field(default_factory=dict[str, ModelSettings])
     strategies: dict[str, StrategySettings] = Field(default_factory=dict[str, StrategySettings])
 

@@ -256,6 +256,11 @@ class ContextRequest(BaseModel):
         fields["filters"] = filters
         return fields
 
+    exclude: tuple[str, ...] = Field(
+        default=(),
+        description="Fragment ids to leave out: what the caller was given already (an"
+        " earlier page).",
+    )
     prefer_source: bool = Field(
         default=False,
         description=(

@@ -453,6 +453,9 @@ class Pipeline:
 
         mark = time.perf_counter()
         fused = fuse(ranked, self.settings.fusion.rrf_k)
+        if request.exclude:
+            given = set(request.exclude)
+            fused = [item for item in fused if item.fragment.id not in given]
         if request.prefer_source:
             fused = source_first(fused)
         timings["fusion"] = _ms(mark)

@@ -2,7 +2,7 @@
 package root. One module per command group: `indexing` (init, index, forget, graph, store),
 `asking` (query, strategies, explain), `remembering` (remember, import, forget-memory, pin,
 unpin), `configuring` (config, model, schema), `evaluating` (eval, tune), `serving`
-(serve); `_base` holds what every command shares, `_progress` the progress display of the
+(serve, mcp); `_base` holds what every command shares, `_progress` the progress display of the
 long-running ones.
 """
 
@@ -51,6 +51,7 @@ for _command in (
     *(configuring.config, configuring.model, configuring.schema),
     *(evaluating.eval_group, evaluating.tune_group),
     serving.serve,
+    serving.mcp,
 ):
     cli.add_command(_command)
 

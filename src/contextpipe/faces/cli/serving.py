@@ -1,4 +1,6 @@
-"""`contextpipe serve`: the service face, one warm pipeline behind HTTP."""
+"""`contextpipe serve` and `contextpipe mcp`: one warm pipeline behind HTTP (and MCP at
+`/mcp`), or behind MCP on stdio for an agent host that starts it.
+"""
 
 from __future__ import annotations
 
@@ -23,3 +25,15 @@ def serve(obj: CliContext, host: str | None, port: int | None) -> None:
         )
         settings = pipeline.settings.model_copy(update={"service": limits})
         run(pipeline, settings, lambda line: click.echo(line, err=True))
+
+
+@click.command()
+@click.pass_obj
+def mcp(obj: CliContext) -> None:
+    """Serve the MCP tools on stdio (docs/service.md#mcp) until the host closes it."""
+    from ..mcp import serve_stdio
+
+    with errors():
+        pipeline = obj.pipeline()
+        pipeline.warm_up()
+        serve_stdio(pipeline)

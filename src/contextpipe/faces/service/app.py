@@ -18,6 +18,8 @@ Rules:
 7. A chat request is never failed by contextpipe: its deadline counts from its arrival,
    waiting for a turn included, and a request refused (`busy`), out of time (`deadline`)
    or failed gets its messages back unchanged with the reason. Only bad input is a 4xx.
+8. MCP (`..mcp`) is served at `/mcp` as stateless streamable HTTP, each tool call admitted
+   like any request (a refusal is a tool error saying when to retry).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any, TypeVar, cast
 
 from fastapi import FastAPI, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -48,6 +51,7 @@ from ... import (
     StoreError,
     __version__,
 )
+from ..mcp import mcp_server
 from .admission import Admission, BusyError
 from .metrics import Metrics
 
@@ -96,11 +100,24 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
     readiness = _Readiness()
     metrics = Metrics(admission)
 
+    async def admitted_or_busy(call: Callable[[], T]) -> T:
+        """`call()` once admitted; a refusal is a `ContextpipeError` (an MCP tool error)."""
+        try:
+            async with admission.admitted():
+                return await _on_thread(call)
+        except BusyError:
+            metrics.refused.inc()
+            raise ContextpipeError(f"busy: retry after {limits.retry_after_s} s") from None
+
+    tools = mcp_server(pipeline, admitted_or_busy)
+    tools.streamable_http_app(stateless_http=True, json_response=True)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         warming = asyncio.create_task(_warm_up(pipeline, readiness))
         try:
-            yield
+            async with tools.session_manager.run():
+                yield
         finally:
             warming.cancel()
 
@@ -111,6 +128,10 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(_BodyLimit, most=limits.max_body_bytes)
+    # MCP's stateless streamable HTTP, at exactly /mcp (a mount would redirect /mcp to /mcp/).
+    # Starlette serves an endpoint that is not a function as an ASGI app; its type says less.
+    endpoint = cast(Any, StreamableHTTPASGIApp(tools.session_manager))
+    app.router.add_route("/mcp", endpoint, ["GET", "POST", "DELETE"], include_in_schema=False)
 
     async def admitted(
         call: Callable[[], T], wait_s: float | None = None, busy_error: bool = True
