@@ -15,6 +15,7 @@ from contextpipe.core.chat import ChatMetadata, ChatTurn
 from contextpipe.core.models import AssembledContext, ContextRequest, StrategyReport
 from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.faces import cli
+from contextpipe.faces import grpc as grpc_face
 from contextpipe.faces.cli import configuring, evaluating, indexing
 from contextpipe.faces.service import app
 from contextpipe.stores.embedded import _vector_ann
@@ -83,3 +84,4 @@ app.readyz
 app.prometheus
 app.forget_one
 app.forget_all
+grpc_face.grpc_server.AssembleContext  # grpcio calls its servicer's method by the proto's name

@@ -392,6 +392,13 @@ class ServiceSettings(BaseModel):
         description="Address to bind: loopback only until API tokens guard other binds.",
     )
     port: int = Field(default=8765, ge=0, le=65535, description="Port to bind (0: any free one).")
+    grpc_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="Port of the gRPC face on the same address (0: any free one; it needs"
+        " contextpipe[grpc]); unset: no gRPC.",
+    )
     max_running: int = Field(
         default=4, gt=0, le=256, description="Requests assembled at once; more wait in a queue."
     )

@@ -12,14 +12,19 @@ from ._base import CliContext, errors
 @click.command()
 @click.option("--host", help="Address to bind (default: service.host, 127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65535), help="Port (default: service.port).")
+@click.option(
+    "--grpc-port",
+    type=click.IntRange(0, 65535),
+    help="Also serve gRPC on this port (default: service.grpc_port; needs contextpipe[grpc]).",
+)
 @click.pass_obj
-def serve(obj: CliContext, host: str | None, port: int | None) -> None:
+def serve(obj: CliContext, host: str | None, port: int | None, grpc_port: int | None) -> None:
     """Serve the HTTP API (docs/service.md) until SIGTERM or Ctrl-C."""
     from ..service import serve as run
 
     with errors():
         pipeline = obj.pipeline()
-        changed = {"host": host, "port": port}
+        changed = {"host": host, "port": port, "grpc_port": grpc_port}
         limits = pipeline.settings.service.model_copy(
             update={key: value for key, value in changed.items() if value is not None}
         )

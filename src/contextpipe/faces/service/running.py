@@ -7,7 +7,8 @@ Rules:
 2. On SIGTERM (or SIGINT) it stops accepting, gives the requests in flight
    `shutdown_grace_s` to finish, closes the pipeline and exits 0.
 3. Once listening it prints one line with the address it bound (port 0 picks a free one),
-   so that a caller that started it knows where to connect.
+   so that a caller that started it knows where to connect; with `grpc_port`, one more
+   for the gRPC face, started first and stopped after the HTTP API with the same grace.
 """
 
 from __future__ import annotations
@@ -43,7 +44,21 @@ def serve(pipeline: Pipeline, settings: Settings, announce: Callable[[str], None
         limit_concurrency=None,
     )
     server = uvicorn.Server(config)
-    asyncio.run(_run(server, announce))
+    if limits.grpc_port is None:
+        asyncio.run(_run(server, announce))
+        return
+    try:
+        from ..grpc import grpc_server
+    except ImportError:
+        raise ContextpipeError(
+            "service.grpc_port: the gRPC face needs its extra: pip install 'contextpipe[grpc]'"
+        ) from None
+    rpc, bound = grpc_server(pipeline, settings, limits.host, limits.grpc_port)
+    announce(f"serving gRPC on {_shown(limits.host)}:{bound}")
+    try:
+        asyncio.run(_run(server, announce))
+    finally:
+        rpc.stop(grace=limits.shutdown_grace_s).wait()
 
 
 async def _run(server: uvicorn.Server, announce: Callable[[str], None]) -> None:
