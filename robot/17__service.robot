@@ -40,7 +40,7 @@ Health, Readiness, The Strategies And The Schema Are Published
     Should Be Equal    ${names}    ${{ ["breadth-depth-navigator", "recency", "relevance", "semantic-embedding", "simple-keyword", "tiered"] }}
     ${schema}=    Call The Service    GET    /openapi.json
     ${paths}=    Evaluate    sorted($schema.json()["paths"])
-    Should Be Equal    ${paths}    ${{ ["/healthz", "/metrics", "/readyz", "/v1/assemble", "/v1/chat/assemble", "/v1/memory", "/v1/memory/{item_id}", "/v1/pins", "/v1/strategies"] }}
+    Should Be Equal    ${paths}    ${{ ["/healthz", "/metrics", "/readyz", "/v1/assemble", "/v1/chat/assemble", "/v1/graph/node", "/v1/index", "/v1/jobs/{job_id}", "/v1/memory", "/v1/memory/{item_id}", "/v1/pins", "/v1/strategies"] }}
     [Teardown]    The Service Is Stopped
 
 A Session's Memory Is Kept, Seen Only By That Session, And Forgotten
@@ -125,6 +125,42 @@ A Chat Request Gets Context Before Its Messages, Which Come Back Unchanged
     Call Method    ${client}    close
     [Teardown]    The Service Is Stopped
 
+A Graph Node Comes With The Edges The Command Line Shows
+    [Setup]    The Service Is Started And Ready
+    ${uri}=    Set Variable    uko://code/docs/allocator.py#Allocator
+    # A URI's '#' starts a URL's fragment: it travels encoded, as any client's library does.
+    ${answer}=    Call The Service    GET    /v1/graph/node?uri=${{ urllib.parse.quote($uri, safe="") }}&hops=1
+    Should Be Equal As Integers    ${answer.status_code}    200
+    Should Be Equal    ${answer.json()}[node][kind]    class
+    ${served}=    Evaluate    sorted(f"{e['source']} -[{e['type']}]-> {e['target']}" for e in $answer.json()["edges"])
+    ${shown}=    Run contextpipe    graph    show    ${uri}
+    ${lines}=    Evaluate    sorted(line.strip() for line in $shown.stdout.splitlines()[1:] if line.strip())
+    Should Be Equal    ${served}    ${lines}
+    Should Not Be Empty    ${served}
+    ${names}=    Evaluate    [n["uri"] for n in $answer.json()["nodes"]]
+    Should Contain    ${names}    uko://code/docs/allocator.py
+    ${missing}=    Call The Service    GET    /v1/graph/node?uri=uko://code/none.py
+    Should Be Equal As Integers    ${missing.status_code}    404
+    [Teardown]    The Service Is Stopped
+
+An Index Job Runs Only A Configured Root, And Reports How Far It Got
+    A Config File With    [service]    index_roots = ["docs"]
+    The Service Is Started And Ready
+    ${started}=    Call The Service    POST    /v1/index    {"root": "docs"}
+    Should Be Equal As Integers    ${started.status_code}    202
+    ${id}=    Set Variable    ${started.json()}[id]
+    ${job}=    Wait Until Keyword Succeeds    60s    0.2s    The Job Is Done    ${id}
+    Should Be Equal    ${job}[root]    docs
+    Should Be True    ${job}[files_done] == ${job}[files_total] == ${job}[summary][files_seen] > 0
+    FOR    ${root}    IN    /etc    ../    docs/../..
+        ${refused}=    Call The Service    POST    /v1/index    {"root": "${root}"}
+        Should Be Equal As Integers    ${refused.status_code}    403
+        Should Contain    ${refused.json()}[detail]    is not one of service.index_roots: docs
+    END
+    ${unknown}=    Call The Service    GET    /v1/jobs/no-such-job
+    Should Be Equal As Integers    ${unknown.status_code}    404
+    [Teardown]    Run Keywords    The Service Is Stopped    AND    No Config File
+
 The Python Client Answers As The Pipeline Does, Switched By One Line
     [Setup]    The Service Is Started And Ready
     ${client}=    A Client
@@ -168,7 +204,13 @@ Beyond Its Queue A Request Is Refused At Once With Retry-After
     ...    {"query": "budget", "budget": 300, "deadline_ms": 60000, "strategies": {"waiting": {}}}
     Wait Until Created    ${mark}    timeout=60s
     Send In The Background    queued    POST    /v1/assemble    {"query": "budget", "budget": 300}
-    Wait Until Keyword Succeeds    60s    0.1s    One Request Waits
+    Wait Until Keyword Succeeds    60s    0.1s    The Job Is Done
+    [Arguments]    ${id}
+    ${answer}=    Call The Service    GET    /v1/jobs/${id}
+    Should Be Equal    ${answer.json()}[status]    done    ${answer.json()}
+    RETURN    ${answer.json()}
+
+One Request Waits
     FOR    ${turn}    IN RANGE    2
         ${refused}=    Call The Service    POST    /v1/assemble    {"query": "budget", "budget": 300}
         Should Be Equal As Integers    ${refused.status_code}    503
@@ -244,6 +286,12 @@ Tiered Reasons Served
     Should Be Equal As Integers    ${answer.status_code}    200
     ${reasons}=    Evaluate    [p["reason"] for f in $answer.json()["fragments"] for p in f["provenance"]]
     RETURN    ${reasons}
+
+The Job Is Done
+    [Arguments]    ${id}
+    ${answer}=    Call The Service    GET    /v1/jobs/${id}
+    Should Be Equal    ${answer.json()}[status]    done    ${answer.json()}
+    RETURN    ${answer.json()}
 
 One Request Waits
     ${metrics}=    Call The Service    GET    /metrics

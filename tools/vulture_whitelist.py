@@ -84,4 +84,5 @@ app.readyz
 app.prometheus
 app.forget_one
 app.forget_all
+app.graph_node
 grpc_face.grpc_server.AssembleContext  # grpcio calls its servicer's method by the proto's name

@@ -399,6 +399,11 @@ class ServiceSettings(BaseModel):
         description="Port of the gRPC face on the same address (0: any free one; it needs"
         " contextpipe[grpc]); unset: no gRPC.",
     )
+    index_roots: list[str] = Field(
+        default_factory=list[str],
+        description="Folders or files (relative to the project folder) that POST /v1/index"
+        " may index; an API call reads no other path.",
+    )
     max_running: int = Field(
         default=4, gt=0, le=256, description="Requests assembled at once; more wait in a queue."
     )

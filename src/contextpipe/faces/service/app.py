@@ -54,6 +54,7 @@ from ... import (
 )
 from ..mcp import mcp_server
 from .admission import Admission, BusyError
+from .jobs import IndexJobs, JobRefusedError
 from .metrics import Metrics
 
 T = TypeVar("T")
@@ -88,6 +89,14 @@ class PinTarget(BaseModel):
     target: str = Field(min_length=1)
 
 
+class IndexRun(BaseModel):
+    """Which configured root to index (`[service] index_roots`, as written there)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    root: str = Field(min_length=1)
+
+
 class _Readiness:
     def __init__(self) -> None:
         self.ready = False
@@ -99,6 +108,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
     limits = settings.service
     admission = Admission(limits.max_running, limits.max_queued)
     readiness = _Readiness()
+    jobs = IndexJobs(pipeline, limits.index_roots)
     metrics = Metrics(admission)
 
     async def admitted_or_busy(call: Callable[[], T]) -> T:
@@ -203,6 +213,45 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
             return found
         metrics.observe_chat(found)
         return Response(found.model_dump_json(exclude_unset=True), media_type="application/json")
+
+    @app.post("/v1/index", tags=["index"], status_code=202)
+    async def index(run: IndexRun) -> Any:
+        """Start indexing a configured root; the job says how far it got."""
+        try:
+            return jobs.start(run.root)
+        except JobRefusedError as exc:
+            return _problem(exc.status, str(exc))
+
+    @app.get("/v1/jobs/{job_id}", tags=["index"])
+    async def job(job_id: str) -> Any:
+        """An index job: running, done (with its summary) or failed (with the reason)."""
+        found = jobs.get(job_id)
+        return found if found is not None else _problem(404, f"no job {job_id!r}")
+
+    @app.get("/v1/graph/node", tags=["context"])
+    async def graph_node(
+        uri: str = Query(min_length=1), hops: int = Query(default=1, ge=0, le=3)
+    ) -> Any:
+        """A node of the code and document graph, and the edges and nodes within `hops`."""
+
+        def around() -> dict[str, Any] | None:
+            graph = pipeline.graph()
+            node = graph.node(uri)
+            if node is None:
+                return None
+            edges = graph.subgraph([uri], hops)  # 0 hops: the edges of the node to itself
+            near = sorted({end for edge in edges for end in (edge.source, edge.target)} - {uri})
+            nodes = [found._asdict() for name in near if (found := graph.node(name))]
+            return {
+                "node": node._asdict(),
+                "edges": [edge._asdict() for edge in edges],
+                "nodes": nodes,
+            }
+
+        found = await admitted(around)
+        if found is None:
+            return _problem(404, f"no node {uri!r} in the graph")
+        return found
 
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     async def prometheus() -> PlainTextResponse:
