@@ -100,33 +100,35 @@ def mcp_server(pipeline: Pipeline, run: Runner | None = None) -> MCPServer:
 
         return await _answer(runner, drop)
 
-    server.add_tool(
-        get_context,
-        description="The most relevant passages of the project for a question, within budget.",
-        annotations=ToolAnnotations(
-            read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False
+    # Rule 1: every tool is idempotent and touches only this project (no open world).
+    tools = (
+        (
+            get_context,
+            "The most relevant passages of the project for a question, within budget.",
+            True,
+            False,
         ),
-        structured_output=False,
+        (
+            remember,
+            "Keep a note as memory (for a session, a user, or every request).",
+            False,
+            False,
+        ),
+        (
+            forget,
+            "Forget one memory item, or all of a session, user or global memory.",
+            False,
+            True,
+        ),
     )
-    server.add_tool(
-        remember,
-        description="Keep a note as memory (for a session, a user, or every request).",
-        annotations=ToolAnnotations(
-            read_only_hint=False,
+    for tool, description, read_only, destructive in tools:
+        hints = ToolAnnotations(
+            read_only_hint=read_only,
             idempotent_hint=True,
-            destructive_hint=False,
+            destructive_hint=destructive,
             open_world_hint=False,
-        ),
-        structured_output=False,
-    )
-    server.add_tool(
-        forget,
-        description="Forget one memory item, or all of a session, user or global memory.",
-        annotations=ToolAnnotations(
-            read_only_hint=False, idempotent_hint=True, destructive_hint=True, open_world_hint=False
-        ),
-        structured_output=False,
-    )
+        )
+        server.add_tool(tool, description=description, annotations=hints, structured_output=False)
     return server
 
 
