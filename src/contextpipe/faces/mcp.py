@@ -16,6 +16,8 @@ Rules:
 4. A call the pipeline refuses is a tool error of one line, never a protocol error.
 5. Each pipeline call runs through the runner the face is given: on a thread of its own
    (stdio), or admitted like any HTTP request (the service).
+6. A call runs in its caller's scope (`..tokens.Guard`): in the service, the scope of its
+   API token, which a call may narrow and never widen.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .. import AssembledContext, ContextpipeError, Pipeline, __version__, get_tokenizer
+from .tokens import Guard
 
 T = TypeVar("T")
 Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
@@ -68,7 +71,8 @@ def mcp_server(pipeline: Pipeline, run: Runner | None = None) -> MCPServer:
         most = min(budget or limits.default_budget, limits.max_budget)
         try:
             given = _given(cursor)
-            return await runner(lambda: _page(pipeline, query, most, given, session, user))
+            scope = Guard.current().reading(session, user)
+            return await runner(lambda: _page(pipeline, query, most, given, *scope))
         except ContextpipeError as exc:
             return _error(str(exc))
 
@@ -78,8 +82,11 @@ def mcp_server(pipeline: Pipeline, run: Runner | None = None) -> MCPServer:
         session: Annotated[str | None, Field(description="Only this session's.")] = None,
         user: Annotated[str | None, Field(description="Only this user's.")] = None,
     ) -> CallToolResult:
+        guard = Guard.current()  # read here: the call runs on another thread
+
         def keep() -> str:
-            item = pipeline.remember(text, session=session, user=user, item_id=id)
+            kept_in = guard.keeping(session, user)
+            item = pipeline.remember(text, session=kept_in[0], user=kept_in[1], item_id=id)
             return f"kept {item.id} ({item.scope.value} memory)"
 
         return await _answer(runner, keep)
@@ -90,11 +97,14 @@ def mcp_server(pipeline: Pipeline, run: Runner | None = None) -> MCPServer:
         user: str | None = None,
         everything_global: Annotated[bool, Field(description="All global memory.")] = False,
     ) -> CallToolResult:
+        guard = Guard.current()  # read here: the call runs on another thread
+
         def drop() -> str:
             ids = [id] if id else []
-            every = everything_global or (bool(ids) and session is None and user is None)
+            kept_in = guard.forgetting(session, user, everything_global)
+            every = everything_global or (bool(ids) and kept_in == (None, None))
             gone = pipeline.forget_memory(
-                session=session, user=user, everything_global=every, ids=ids
+                session=kept_in[0], user=kept_in[1], everything_global=every, ids=ids
             )
             return f"forgot {gone} memory items"
 

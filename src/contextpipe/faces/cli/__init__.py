@@ -2,8 +2,8 @@
 package root. One module per command group: `indexing` (init, index, forget, graph, store),
 `asking` (query, strategies, explain), `remembering` (remember, import, forget-memory, pin,
 unpin), `configuring` (config, model, schema), `evaluating` (eval, tune), `serving`
-(serve, mcp); `_base` holds what every command shares, `_progress` the progress display of the
-long-running ones.
+(serve, mcp, token); `_base` holds what every command shares, `_progress` the progress
+display of the long-running ones.
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ for _command in (
     *(remembering.pin, remembering.unpin),
     *(configuring.config, configuring.model, configuring.schema),
     *(evaluating.eval_group, evaluating.tune_group),
-    serving.serve,
-    serving.mcp,
+    *(serving.serve, serving.mcp, serving.token),
 ):
     cli.add_command(_command)
 

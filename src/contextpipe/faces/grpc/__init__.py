@@ -13,6 +13,8 @@ Rules:
    messages come back untouched with `fallback_reason`. Bad input is INVALID_ARGUMENT
    with one line; more calls than `max_running + max_queued` at once get
    RESOURCE_EXHAUSTED.
+4. Once API tokens exist (`..tokens`), a call needs one in its `authorization` metadata
+   (`Bearer T`): UNAUTHENTICATED without a known one, PERMISSION_DENIED beyond its scope.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 import grpc
 
 from ... import ChatContext, ChatTurn, ContextpipeError, Pipeline, Settings
+from ..tokens import Guard, ScopeError, TokenBook, tokens_path
 
 #: The contract, as found on the import path (beside this module in the package).
 PROTO = "contextpipe/faces/grpc/context_assembly.proto"
@@ -35,14 +38,22 @@ def grpc_server(pipeline: Pipeline, settings: Settings, host: str, port: int) ->
     """
     protos, services = grpc.protos_and_services(PROTO)
     limits = settings.service
+    book = TokenBook(tokens_path(pipeline))
 
     class Servicer(services.ContextAssemblyServiceServicer):
         def AssembleContext(self, request: Any, context: Any) -> Any:  # noqa: N802 (the contract's name)
+            chat = _chat_request(request)
             try:
-                answer = pipeline.assemble_chat(_chat_request(request))
+                chat["session"], chat["user"] = _guard(book, context).reading(
+                    chat.get("session"), chat.get("user")
+                )
+                answer = pipeline.assemble_chat(chat)
+            except ScopeError as exc:
+                context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
+                raise  # abort raised already; this keeps type checkers informed
             except ContextpipeError as exc:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-                raise  # abort raised already; this keeps type checkers informed
+                raise
             return _response(protos, answer)
 
     server = grpc.server(
@@ -53,6 +64,20 @@ def grpc_server(pipeline: Pipeline, settings: Settings, host: str, port: int) ->
     bound = server.add_insecure_port(f"{host}:{port}")
     server.start()
     return server, bound
+
+
+def _guard(book: TokenBook, context: Any) -> Guard:
+    """Rule 4: the guard of the call's token (no limits while no tokens exist)."""
+    if not book.any():
+        return Guard(None)
+    said = dict(context.invocation_metadata()).get("authorization")
+    caller = book.scope(said)
+    if caller is None:
+        context.abort(
+            grpc.StatusCode.UNAUTHENTICATED,
+            "this service needs an API token: metadata authorization: Bearer <token>",
+        )
+    return Guard(caller)
 
 
 def _chat_request(request: Any) -> dict[str, Any]:

@@ -20,6 +20,9 @@ Rules:
    or failed gets its messages back unchanged with the reason. Only bad input is a 4xx.
 8. MCP (`..mcp`) is served at `/mcp` as stateless streamable HTTP, each tool call admitted
    like any request (a refusal is a tool error saying when to retry).
+9. Once API tokens exist (`..tokens`), every `/v1/*` and `/mcp` call needs one: 401
+   without a known one, 403 for a request beyond its token's scope. Health, readiness,
+   metrics and the schema stay open.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from ... import (
     __version__,
 )
 from ..mcp import mcp_server
+from ..tokens import CALLER, Guard, ScopeError, TokenBook, tokens_path
 from .admission import Admission, BusyError
 from .jobs import IndexJobs, JobRefusedError
 from .metrics import Metrics
@@ -139,6 +143,8 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(_BodyLimit, most=limits.max_body_bytes)
+    app.add_middleware(_Authorize, book=TokenBook(tokens_path(pipeline)))
+    app.add_exception_handler(ScopeError, lambda request, exc: _problem(403, str(exc)))
     # MCP's stateless streamable HTTP, at exactly /mcp (a mount would redirect /mcp to /mcp/).
     # Starlette serves an endpoint that is not a function as an ASGI app; its type says less.
     endpoint = cast(Any, StreamableHTTPASGIApp(tools.session_manager))
@@ -183,7 +189,9 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
     @app.post("/v1/assemble", response_model=AssembledContext, tags=["context"])
     async def assemble(request: AssembleRequest) -> Response:
         """Assemble context for a request: the same JSON as `contextpipe query --format json`."""
-        fields = request.model_dump(exclude={"query"}, exclude_none=True)
+        session, user = Guard.current().reading(request.session, request.user)
+        fields = request.model_dump(exclude={"query", "session", "user"}, exclude_none=True)
+        fields.update(session=session, user=user)
         found = await admitted(lambda: pipeline.assemble(request.query, **fields))
         if isinstance(found, Response):
             return found
@@ -196,6 +204,8 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         failure of contextpipe's; the reason is in `metadata.fallback_reason`).
         """
         arrived = time.perf_counter()
+        session, user = Guard.current().reading(request.session, request.user)
+        request = request.model_copy(update={"session": session, "user": user})
         deadline_s = (request.deadline_ms or settings.executor.deadline_ms) / 1000
 
         def enrich() -> ChatContext:
@@ -217,6 +227,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
     @app.post("/v1/index", tags=["index"], status_code=202)
     async def index(run: IndexRun) -> Any:
         """Start indexing a configured root; the job says how far it got."""
+        Guard.current().project_wide("index runs")
         try:
             return jobs.start(run.root)
         except JobRefusedError as exc:
@@ -266,12 +277,13 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
     @app.post("/v1/memory", tags=["memory"], status_code=201)
     async def remember(note: MemoryNote) -> Any:
         """Keep a memory item for a session, a user, or (neither) every request."""
+        session, user = Guard.current().keeping(note.session, note.user)
 
         def keep() -> dict[str, str]:
             item = pipeline.remember(
                 note.text,
-                session=note.session,
-                user=note.user,
+                session=session,
+                user=user,
                 at=note.at,
                 item_id=note.id,
                 speaker=note.speaker,
@@ -287,6 +299,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         user: str | None = Query(default=None, min_length=1),
     ) -> Any:
         """Forget one memory item of a session, a user, or (neither) global memory."""
+        session, user = Guard.current().keeping(session, user)
         everything_global = session is None and user is None
         found = await admitted(
             lambda: pipeline.forget_memory(
@@ -306,6 +319,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
         everything_global: bool = Query(default=False, alias="global"),
     ) -> Any:
         """Forget all the memory of one session, one user, or (`global=true`) global memory."""
+        session, user = Guard.current().forgetting(session, user, everything_global)
         # The pipeline refuses anything but exactly one of the three (400).
         found = await admitted(
             lambda: pipeline.forget_memory(
@@ -317,12 +331,14 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
     @app.post("/v1/pins", tags=["memory"], status_code=201)
     async def pin(pinned: PinTarget) -> Any:
         """Pin a target: the tiered strategy's hot tier holds it in every request."""
+        Guard.current().project_wide("pins")
         found = await admitted(lambda: pipeline.pin(pinned.target))
         return found if isinstance(found, Response) else {"pinned": pinned.target}
 
     @app.delete("/v1/pins", tags=["memory"])
     async def unpin(target: str = Query(min_length=1)) -> Any:
         """Unpin a target that was pinned."""
+        Guard.current().project_wide("pins")
         found = await admitted(lambda: pipeline.unpin(target))
         if isinstance(found, Response):
             return found
@@ -386,6 +402,32 @@ async def _on_thread(call: Callable[[], T]) -> T:
 
 def _problem(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"detail": detail}, status, headers=headers)
+
+
+class _Authorize:
+    """Rule 9: the caller's token, found once per request and kept in `CALLER` for it."""
+
+    def __init__(self, app: ASGIApp, book: TokenBook) -> None:
+        self.app = app
+        self.book = book
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        guarded = path.startswith("/v1/") or path == "/mcp"
+        if scope["type"] != "http" or not guarded or not self.book.any():
+            await self.app(scope, receive, send)
+            return
+        said = dict(scope["headers"]).get(b"authorization", b"")
+        caller = self.book.scope(said.decode("latin-1"))
+        if caller is None:
+            refusal = "this service needs an API token: Authorization: Bearer <token>"
+            await _problem(401, refusal, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            return
+        bound = CALLER.set(caller)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            CALLER.reset(bound)
 
 
 class _BodyLimit:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import uvicorn
 
 from ... import ContextpipeError, Pipeline, Settings
+from ..tokens import TokenBook, tokens_path
 from .app import create_app
 
 #: The addresses `serve` binds without API tokens.
@@ -29,10 +30,10 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 def serve(pipeline: Pipeline, settings: Settings, announce: Callable[[str], None]) -> None:
     """Serve `pipeline` (closed by the caller) until a signal ends it."""
     limits = settings.service
-    if limits.host not in LOOPBACK:
+    if limits.host not in LOOPBACK and not TokenBook(tokens_path(pipeline)).any():
         raise ContextpipeError(
             f"service.host {limits.host!r}: only loopback (127.0.0.1, localhost, ::1) may be"
-            " bound until API tokens guard the service"
+            " bound until API tokens guard the service (contextpipe token create --user U)"
         )
     config = uvicorn.Config(
         create_app(pipeline, settings),
