@@ -50,9 +50,10 @@ class Grpc:
         self._target = found.group(1)
         return self._target
 
-    def assemble_context(self, messages: str, **fields: Any) -> dict[str, Any]:
-        """`AssembleContext` with `messages` (a JSON list of role/content/...); the answer
-        as plain data, or `{"code": ..., "details": ...}` for an error status.
+    def assemble_context(self, messages: str, token: str = "", **fields: Any) -> dict[str, Any]:
+        """`AssembleContext` with `messages` (a JSON list of role/content/...) and `token` in
+        the `authorization` metadata, if given; the answer as plain data, or `{"code": ...,
+        "details": ...}` for an error status.
         """
         turns = [
             self._pb.ChatMessage(
@@ -65,7 +66,8 @@ class Grpc:
         with grpc.insecure_channel(self._target) as channel:
             stub = self._stubs.ContextAssemblyServiceStub(channel)
             try:
-                answer = stub.AssembleContext(request, timeout=PATIENCE_S)
+                metadata = (("authorization", f"Bearer {token}"),) if token else None
+                answer = stub.AssembleContext(request, timeout=PATIENCE_S, metadata=metadata)
             except grpc.RpcError as exc:
                 return {"code": exc.code().name, "details": exc.details()}
         meta = answer.metadata

@@ -20,6 +20,7 @@ import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from contextpipe import get_tokenizer
 
@@ -34,14 +35,16 @@ class Mcp:
 
     def __init__(self) -> None:
         self._where: tuple[str, str] = ("stdio", "")
+        self._token = ""
 
     def talk_mcp_over_stdio_in(self, project: str) -> None:
         """Later keywords start `contextpipe mcp` in `project` for each session."""
         self._where = ("stdio", project)
 
-    def talk_mcp_over_http_at(self, url: str) -> None:
-        """Later keywords talk to `url`/mcp."""
+    def talk_mcp_over_http_at(self, url: str, token: str = "") -> None:
+        """Later keywords talk to `url`/mcp (with `token` as the bearer token, if given)."""
         self._where = ("http", url.rstrip("/") + "/mcp")
+        self._token = token
 
     def the_tools(self) -> list[dict[str, Any]]:
         """Every tool definition, as the server lists it (JSON, as a host sends it on)."""
@@ -119,8 +122,10 @@ class Mcp:
                     await session.initialize()
                     yield session
         else:
+            headers = {"authorization": f"Bearer {self._token}"} if self._token else None
             async with (
-                streamable_http_client(where) as (read, write, *_),
+                create_mcp_http_client(headers=headers) as http,
+                streamable_http_client(where, http_client=http) as (read, write, *_),
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()

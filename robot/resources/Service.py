@@ -79,13 +79,19 @@ class Service:
             time.sleep(0.1)
         raise AssertionError("the service never became ready")
 
-    def call_the_service(self, method: str, path: str, body: Any = None) -> httpx.Response:
-        """One request; `body` (a dict, a list or a JSON string) is sent as JSON."""
-        return self._send(method, path, body)
+    def call_the_service(
+        self, method: str, path: str, body: Any = None, token: str = ""
+    ) -> httpx.Response:
+        """One request; `body` (a dict, a list or a JSON string) is sent as JSON, `token` as
+        the bearer token.
+        """
+        return self._send(method, path, body, token)
 
-    def _send(self, method: str, path: str, body: Any) -> httpx.Response:
+    def _send(self, method: str, path: str, body: Any, token: str = "") -> httpx.Response:
         content = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
         headers = {"content-type": "application/json"} if content is not None else {}
+        if token:
+            headers["authorization"] = f"Bearer {token}"
         return httpx.request(
             method, f"{self._url}{path}", content=content, headers=headers, timeout=PATIENCE_S
         )
@@ -118,11 +124,11 @@ class Service:
 
     # -- the Python client ----------------------------------------------------------------
 
-    def a_client(self) -> Any:
-        """`contextpipe.Client` of the running service."""
+    def a_client(self, token: str = "") -> Any:
+        """`contextpipe.Client` of the running service (with `token`, if given)."""
         import contextpipe
 
-        return contextpipe.Client(self._url)
+        return contextpipe.Client(self._url, token=token or None)
 
     def assemble_in_process(self, project: str, query: str, budget: int) -> Any:
         """`Pipeline.assemble` of the project's store, in this process."""

@@ -12,6 +12,7 @@ Rules:
 2. An error the service answers (4xx, 503) raises `ContextpipeError` with its one line;
    the status and, when the service was busy, its `Retry-After` are in the message.
 3. It holds one connection pool (httpx); `close` (or `with`) releases it.
+4. `token` (from `contextpipe token create`) is sent as the bearer token of every call.
 """
 
 from __future__ import annotations
@@ -35,8 +36,15 @@ from .. import (
 
 
 class Client:
-    def __init__(self, url: str = "http://127.0.0.1:8765", *, timeout: float = 30.0) -> None:
-        self._http = httpx.Client(base_url=url, timeout=timeout)
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8765",
+        *,
+        token: str | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        headers = {"authorization": f"Bearer {token}"} if token else None
+        self._http = httpx.Client(base_url=url, headers=headers, timeout=timeout)
 
     def assemble(self, request_or_query: ContextRequest | str, **fields: Any) -> AssembledContext:
         """`Pipeline.assemble` in the service."""
