@@ -299,6 +299,45 @@ def other_memory_changes_no_score(subject: Subject) -> None:
     expect(now == noted, "another scope's memory changed the keyword scores session s-b is given")
 
 
+def _coverage_of(subject: Subject, session: str) -> tuple[int, int]:
+    found = subject.vectors(RequestScope(session=session)).coverage()
+    return found.embedded, found.total
+
+
+def other_memory_changes_no_vector_count(subject: Subject) -> None:
+    subject.index()
+    _keep(
+        subject,
+        memory_items(
+            [("b1", "The zebra hides the ledger", "session", "s-b", "2024-03-04T12:00:00+00:00")]
+        ),
+    )
+    subject.add_vectors()
+    noted = _coverage_of(subject, "s-b")
+    # Another scope's notes, one of them b1's very text: without vectors, then with.
+    _keep(
+        subject,
+        memory_items(
+            [
+                ("a1", "The zebra keeps the ledger", "session", "s-a", "2024-03-05T12:00:00+00:00"),
+                ("a2", "The zebra hides the ledger", "session", "s-a", "2024-03-04T12:00:00+00:00"),
+                ("u1", "The zebra audits the ledger", "user", "u-1", "2024-03-07T12:00:00+00:00"),
+            ]
+        ),
+    )
+    for step in ("kept without vectors", "given vectors"):
+        now = _coverage_of(subject, "s-b")
+        expect(
+            now == noted,
+            f"another scope's memory, {step}, changed what session s-b is told of vectors:"
+            f" {now[0]} of {now[1]} texts, not {noted[0]} of {noted[1]}",
+        )
+        subject.add_vectors()
+    # Session s-a sees its two texts and not b1, though a2 has b1's text.
+    theirs = _coverage_of(subject, "s-a")
+    expect(theirs == (noted[0] + 1, noted[1] + 1), f"session s-a is told {theirs}")
+
+
 def memory_is_not_a_file(subject: Subject) -> None:
     subject.index()
     kept = _keep(
@@ -398,6 +437,10 @@ CHECKS: list[tuple[str, Callable[[Subject], None]]] = [
     (
         "another scope's memory changes no keyword score a request is given",
         other_memory_changes_no_score,
+    ),
+    (
+        "another scope's memory changes no count of the texts with vectors a request is told",
+        other_memory_changes_no_vector_count,
     ),
     (
         "memory is not a file: files and counts leave it out, and indexing again keeps it",

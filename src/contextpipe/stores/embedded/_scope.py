@@ -9,7 +9,8 @@ Rules:
    its session, one of scope `user` only by requests of its user; files and global memory
    by every request.
 2. Memory a request may not see is in no answer: not among hits, fragments, variants or
-   timeline reads, not in a count, a token count, a score (0) or a similarity (None), so
+   timeline reads, not in a count (how much of the store has vectors included), a token
+   count, a score (0) or a similarity (None), so
    that guessing another scope's ids, URIs or texts tells nothing; nor in the statistics
    of a keyword score (how many fragments there are, hold a word, how long they are), so
    that another scope's memory changes no score a request is given. The access log is
@@ -263,8 +264,9 @@ class ScopedVectors:
         self._seen = seen
 
     def coverage(self) -> VectorCoverage:
-        """How much of the store has a vector of this space."""
-        return self._inner.coverage()
+        """How much of what the request may see has a vector of this space (rule 2)."""
+        filters = self._scope.narrow(None)
+        return self._inner.coverage(unseen_rowids(self._hidden.of(filters), self._times, filters))
 
     def nearest(
         self, vector: NDArray[np.float32], limit: int, filters: RequestFilters

@@ -14,7 +14,8 @@ Rules:
    file names that very state, and its dtype, and both files pass their checksums
    (`_sealed`); else it is built again from the vectors' database.
 3. How many texts have a vector is counted once per state, or
-   taken from the writer that counted it (`_vectors` rule 6).
+   taken from the writer that counted it (`_vectors` rule 6); what a request may not see
+   is taken out of both counts for it.
 4. When a vector writer finishes, search is prepared for the next query, so that no query
    waits for it: the approximate index is brought up to date, or the exact matrix read and
    saved. A writer that fails or is killed leaves the approximate index describing older
@@ -46,6 +47,7 @@ from ._vectors import (
     Host,
     counted_coverage,
     coverage,
+    hidden_coverage,
     stored_vectors,
     unit_vectors,
 )
@@ -71,9 +73,10 @@ class EmbeddedVectors:
         self._counted: tuple[tuple[int, int], VectorCoverage] | None = None
         self._lock = threading.Lock()
 
-    def coverage(self) -> VectorCoverage:
-        """How much of the store has a vector of this space, and how it is searched; counted
-        once per state of the index and of the vectors (a count reads every full text).
+    def coverage(self, unseen: Sequence[int] | NDArray[np.int64] = ()) -> VectorCoverage:
+        """How much of the store, but for the texts only the `unseen` row ids hold, has a
+        vector of this space, and how it is searched; the whole store counted once per
+        state of the index and of the vectors (a count reads every full text).
         """
         state = self._state()
         with self._lock:
@@ -83,6 +86,9 @@ class EmbeddedVectors:
             with self._lock:
                 self._counted = counted
         found = counted[1]
+        if len(unseen):
+            hidden = hidden_coverage(self._host, unseen)
+            found = VectorCoverage(found.embedded - hidden.embedded, found.total - hidden.total)
         if self._approximate_index(state[1]) is None:
             return found
         return VectorCoverage(found.embedded, found.total, approximate=True)

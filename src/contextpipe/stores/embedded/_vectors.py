@@ -26,8 +26,9 @@ numpy is imported only to add vectors: opening a store for text search does not 
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -247,6 +248,21 @@ def counted_coverage(host: Host, state: tuple[int, int]) -> VectorCoverage | Non
     except ValueError:
         return None
     return VectorCoverage(embedded, total) if (index, vectors) == state else None
+
+
+def hidden_coverage(host: Host, unseen: Iterable[int]) -> VectorCoverage:
+    """The distinct full texts that only the rows `unseen` hold (what one request may not
+    see), and how many of them have a vector: each is counted by its rows, by the index.
+    """
+    embedded, total = host.rows(
+        "WITH hidden(hash, held) AS (SELECT content_hash, count(*) FROM fragments"
+        f" WHERE rowid IN (SELECT value FROM json_each(?)) AND {FULL_TEXT} GROUP BY content_hash)"
+        " SELECT count(*) FILTER (WHERE hash IN (SELECT hash FROM v.vectors)), count(*)"
+        " FROM hidden WHERE held = (SELECT count(*) FROM fragments AS f"
+        f" WHERE f.content_hash = hidden.hash AND f.{FULL_TEXT})",
+        (json.dumps([int(rowid) for rowid in unseen]),),
+    )[0]
+    return VectorCoverage(int(embedded), int(total))
 
 
 def coverage(host: Host) -> VectorCoverage:

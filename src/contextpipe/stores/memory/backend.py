@@ -16,8 +16,8 @@ How it keeps the promises:
 2. Memory scope: `backends(scope)` and `vector_index(space, scope)` hand out views bound to
    `scope`. Each read narrows the filters it is given to that scope (`RequestScope.narrow`)
    and sees only what `_visible` allows them: a strategy's filters can only narrow. Keyword
-   statistics are counted over what the scope sees, so other scopes' memory changes no
-   score; the graph holds files only.
+   statistics and vector coverage are counted over what the scope sees, so other scopes'
+   memory changes no score or count; the graph holds files only.
 3. The graph is resolved by the toolkit (`ResolvedGraph`, `resolve`) once per change of
    the files, and the same view is handed out until they change again.
 4. Vectors are kept by content hash, one space at a time, each batch all or nothing.
@@ -255,8 +255,10 @@ class _Reads:
         texts = [] if held is None else [t for t in held.texts() if _visible(t, narrowed)]
         return texts, narrowed
 
-    def full_texts(self, filters: RequestFilters) -> list[_Text]:
-        """The full texts the scope may see that keep to the filters' paths and kinds."""
+    def full_texts(self, filters: RequestFilters | None) -> list[_Text]:
+        """The full texts the scope may see that keep to the filters' paths and kinds (None:
+        the scope's own filters).
+        """
         texts, narrowed = self._seen(filters)
         return [
             text
@@ -425,7 +427,7 @@ class _ScopedVectors:
         return vectors.by_hash if vectors is not None and vectors.space == self._space else {}
 
     def coverage(self) -> VectorCoverage:
-        return self._store.coverage(self._by_hash())
+        return self._store.coverage(self._by_hash(), self._reads.full_texts(None))
 
     def nearest(
         self, vector: NDArray[np.float32], limit: int, filters: RequestFilters
@@ -443,7 +445,7 @@ class _ScopedVectors:
         self, vector: NDArray[np.float32], fragments: Sequence[ContextFragment]
     ) -> list[float | None]:
         by_hash = self._by_hash()
-        seen = {text.fragment.content_hash for text in self._reads.full_texts(RequestFilters())}
+        seen = {text.fragment.content_hash for text in self._reads.full_texts(None)}
         return [
             _cosine(vector, by_hash[f.content_hash])
             if f.content_hash in seen and f.content_hash in by_hash
@@ -711,13 +713,16 @@ class MemoryStore:
             return None
         return _ScopedVectors(self, space, scope or RequestScope())
 
-    def coverage(self, by_hash: Mapping[str, object]) -> VectorCoverage:
-        """How many of the distinct full texts have a vector in `by_hash`."""
+    def coverage(
+        self, by_hash: Mapping[str, object], seen: Iterable[_Text] | None = None
+    ) -> VectorCoverage:
+        """How many of the distinct full texts (those `seen`, else all) have a vector in
+        `by_hash`.
+        """
         held = self.place.held
+        texts = seen if seen is not None else (held.texts() if held is not None else ())
         hashes = {
-            text.fragment.content_hash
-            for text in (held.texts() if held is not None else ())
-            if text.fragment.detail_depth == _FULL_TEXT
+            text.fragment.content_hash for text in texts if text.fragment.detail_depth == _FULL_TEXT
         }
         return VectorCoverage(len(hashes & by_hash.keys()), len(hashes))
 
