@@ -74,13 +74,15 @@ Three Annotated Tools Under 1,000 Tokens
     Log    tool definitions: ${tokens} tokens (o200k_base)
 
 Results Fit Their Budgets And Pages Do Not Repeat
-    FOR    ${budget}    IN    ${150}    ${400}    ${1500}
+    FOR    ${budget}    IN    ${150}    ${300}    ${400}    ${800}    ${1500}
         ${found}=    Call The Tool    get_context    query=${QUESTION}    budget=${budget}
         Should Not Be True    ${found}[error]    ${found}[text]
         ${total}=    Evaluate    $found["text_tokens"] + $found["structured_tokens"]
         Should Be True    0 < ${found}[text_tokens] and ${total} <= ${budget}
         ...    budget ${budget}: ${found}[text_tokens] tokens of text and ${found}[structured_tokens] of manifest
         Should Be Equal As Integers    ${found}[structured][tokens]    ${found}[text_tokens]
+        ${kinds}=    Evaluate    set($found["structured"]["left_out"]) - {"budget", "duplicate", "rejected"}
+        Should Be Empty    ${kinds}
     END
     ${pages}=    Pages Of Context    ${QUESTION}    150    3
     ${count}=    Get Length    ${pages}

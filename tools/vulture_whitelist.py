@@ -16,7 +16,7 @@ from contextpipe.core.models import AssembledContext, ContextRequest, StrategyRe
 from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.faces import cli
 from contextpipe.faces import grpc as grpc_face
-from contextpipe.faces.cli import configuring, evaluating, indexing
+from contextpipe.faces.cli import configuring, evaluating, indexing, serving
 from contextpipe.faces.service import app
 from contextpipe.stores.embedded import _vector_ann
 from contextpipe.stores.embedded import backend as embedded
@@ -74,6 +74,9 @@ configuring.model_list
 indexing.graph_stats_command
 indexing.graph_show
 indexing.store_check
+serving.token_create
+serving.token_list
+serving.token_revoke
 evaluating.eval_beir
 evaluating.eval_fileloc
 evaluating.tune_beir

@@ -10,7 +10,9 @@ Rules:
 2. A `get_context` result never exceeds its budget (the call's, else `[mcp]
    default_budget`, never above `[mcp] max_budget`), counted with the configured
    tokenizer: the packed text once, as the content, and a small manifest as structured
-   content (the ids, tokens, what was left out by reason, a cursor when there is more).
+   content (the ids, tokens, how many were left out for room, as copies or duplicates,
+   and as rejected, and a cursor when there is more): its size does not grow with the
+   wording of the reasons.
    Agent hosts cap tool results; the result must fit, not be cut by the host.
 3. A cursor names the fragments already given; the next page leaves them out.
 4. A call the pipeline refuses is a tool error of one line, never a protocol error.
@@ -42,7 +44,8 @@ T = TypeVar("T")
 Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 #: Tokens first kept for the manifest out of a result's budget; a manifest larger than that
-#: shrinks the text and the context is packed again (at most `_ATTEMPTS` times).
+#: shrinks the text to what it leaves and the context is packed again (at most
+#: `_ATTEMPTS` times).
 _MANIFEST_TOKENS = 200
 _ATTEMPTS = 3
 
@@ -158,19 +161,21 @@ def _page(
         )
         manifest = _manifest(context, budget, given)
         tokenizer = get_tokenizer(context.tokenizer)
-        total = tokenizer.count(context.text) + tokenizer.count(json.dumps(manifest))
+        listed = tokenizer.count(json.dumps(manifest))
+        total = tokenizer.count(context.text) + listed
         if total <= budget:
             return CallToolResult(
                 content=[TextContent(type="text", text=context.text)],
                 structured_content=manifest,
             )
-        room -= total - budget
+        # The packer keeps the text within its room: at most what this manifest leaves.
+        room = min(room - (total - budget), budget - listed)
     raise ContextpipeError(f"budget {budget} leaves no room for the result and its manifest")
 
 
 def _manifest(context: AssembledContext, budget: int, given: tuple[str, ...]) -> dict[str, Any]:
     ids = [fragment.id for fragment in context.fragments]
-    left_out = Counter(dropped.reason.partition(":")[0] for dropped in context.dropped)
+    left_out = Counter(_left_out_as(dropped.reason) for dropped in context.dropped)
     more = left_out.get("budget", 0) > 0 and bool(ids)
     return {
         "ids": ids,
@@ -179,6 +184,15 @@ def _manifest(context: AssembledContext, budget: int, given: tuple[str, ...]) ->
         "left_out": dict(sorted(left_out.items())),
         "cursor": _cursor((*given, *ids)) if more else None,
     }
+
+
+def _left_out_as(reason: str) -> str:
+    """Rule 2: the kind of a dropped fragment's reason."""
+    if reason.startswith("budget:"):
+        return "budget"
+    if reason.endswith("already in the context") or reason.startswith("same text as"):
+        return "duplicate"
+    return "rejected"
 
 
 def _cursor(ids: tuple[str, ...]) -> str:
