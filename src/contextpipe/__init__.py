@@ -101,6 +101,7 @@ if TYPE_CHECKING:
         fragment_id,
         json_schema,
     )
+    from .core.workers import DaemonWorkers
     from .faces.client import Client
     from .ingest.embedding import EmbedProgress, EmbedSummary
     from .ingest.indexer import ForgetSummary, IndexProgress, IndexSummary, Skipped
@@ -142,6 +143,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "ingest.embedding": ("EmbedProgress", "EmbedSummary"),
     "ingest.indexer": ("ForgetSummary", "IndexProgress", "IndexSummary", "Skipped"),
     "core.logs": ("configure_logging",),
+    "core.workers": ("DaemonWorkers",),
     "faces.client": ("Client",),
     "core.chat": ("ChatContext", "ChatMetadata", "ChatRequest", "ChatTurn"),
     "core.models": (
@@ -275,6 +277,7 @@ __all__ = [
     "ContextRequest",
     "ContextStrategy",
     "ContextpipeError",
+    "DaemonWorkers",
     "DeclaredEdges",
     "Direction",
     "DroppedFragment",

@@ -23,63 +23,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from ..contract.strategy import ContextStrategy
+from ..core.workers import DaemonWorkers
 
 _T = TypeVar("_T")
 
 
-#: A strategy call to run on a worker; it returns what wakes the caller with its outcome.
-_Job = Callable[[], Callable[[], None]]
-
-
-class _DaemonWorkers:
-    """Daemon threads that run plain strategies, reused across requests (starting a thread
-    costs more than an instant strategy). A worker stuck in a hung strategy is simply never
-    idle again; a new one starts whenever none is idle, and idle ones leave after a while.
-    """
-
-    def __init__(self, idle_seconds: float = 60.0) -> None:
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0  # workers waiting for a job that no submit has claimed yet
-        self._idle_seconds = idle_seconds
-
-    def submit(self, job: _Job) -> None:
-        """Run `job` on an idle worker, or on a new one; then call what it returns."""
-        with self._lock:
-            if self._idle:
-                self._idle -= 1
-            else:
-                worker = threading.Thread(target=self._work, name="contextpipe-strategy")
-                worker.daemon = True
-                worker.start()
-        self._jobs.put(job)
-
-    def _work(self) -> None:
-        while True:
-            try:
-                job = self._jobs.get(timeout=self._idle_seconds)
-            except queue.Empty:
-                with self._lock:
-                    if self._idle:  # unclaimed: nobody is about to hand this worker a job
-                        self._idle -= 1
-                        return
-                continue
-            notify = job()
-            with self._lock:
-                self._idle += 1
-            # Waking the waiting loop comes last: its thread then runs without having to
-            # hand the GIL back to this one for the bookkeeping above.
-            notify()
-
-
-_WORKERS = _DaemonWorkers()
+_WORKERS = DaemonWorkers("contextpipe-strategy")
 
 
 #: A plain strategy's outcome on its worker: its index, and its error or its return value.
