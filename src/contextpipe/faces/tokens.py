@@ -40,6 +40,10 @@ class ScopeError(ContextpipeError):
     """A request reaches beyond its token's scope (403)."""
 
 
+class UnknownTokenError(ContextpipeError):
+    """Tokens exist and the request carries none of them (401)."""
+
+
 @dataclass(frozen=True)
 class TokenScope:
     """The user (and session) one token speaks for."""
@@ -114,12 +118,18 @@ class TokenBook:
     def any(self) -> bool:
         return bool(self._current())
 
-    def scope(self, authorization: str | None) -> TokenScope | None:
-        """The scope of the bearer token in an Authorization header; None: no known one."""
-        kind, _, secret = (authorization or "").partition(" ")
-        if kind.lower() != "bearer" or not secret:
+    def caller(self, authorization: str | None) -> TokenScope | None:
+        """Rule 2: the scope of the bearer token in an Authorization header, or None while
+        no tokens exist (no limits); `UnknownTokenError` when tokens exist and this is none.
+        """
+        scopes = self._current()
+        if not scopes:
             return None
-        return self._current().get(_digest(secret.strip()))
+        kind, _, secret = (authorization or "").partition(" ")
+        known = scopes.get(_digest(secret.strip())) if kind.lower() == "bearer" else None
+        if known is None:
+            raise UnknownTokenError("this service needs an API token: Bearer <token>")
+        return known
 
     def _current(self) -> dict[str, TokenScope]:
         if self._path is None:

@@ -26,7 +26,7 @@ from typing import Any
 import grpc
 
 from ... import ChatContext, ChatTurn, ContextpipeError, Pipeline, Settings
-from ..tokens import Guard, ScopeError, TokenBook, tokens_path
+from ..tokens import Guard, ScopeError, TokenBook, UnknownTokenError, tokens_path
 
 #: The contract, as found on the import path (beside this module in the package).
 PROTO = "contextpipe/faces/grpc/context_assembly.proto"
@@ -68,15 +68,12 @@ def grpc_server(pipeline: Pipeline, settings: Settings, host: str, port: int) ->
 
 def _guard(book: TokenBook, context: Any) -> Guard:
     """Rule 4: the guard of the call's token (no limits while no tokens exist)."""
-    if not book.any():
-        return Guard(None)
     said = dict(context.invocation_metadata()).get("authorization")
-    caller = book.scope(said)
-    if caller is None:
-        context.abort(
-            grpc.StatusCode.UNAUTHENTICATED,
-            "this service needs an API token: metadata authorization: Bearer <token>",
-        )
+    try:
+        caller = book.caller(said)
+    except UnknownTokenError as exc:
+        context.abort(grpc.StatusCode.UNAUTHENTICATED, f"{exc} (metadata authorization)")
+        raise  # abort raised already; this keeps type checkers informed
     return Guard(caller)
 
 

@@ -58,7 +58,7 @@ from ... import (
     __version__,
 )
 from ..mcp import mcp_server
-from ..tokens import CALLER, Guard, ScopeError, TokenBook, tokens_path
+from ..tokens import CALLER, Guard, ScopeError, TokenBook, UnknownTokenError, tokens_path
 from .admission import Admission, BusyError
 from .jobs import IndexJobs, JobRefusedError
 from .metrics import Metrics
@@ -421,13 +421,14 @@ class _Authorize:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
         guarded = path.startswith("/v1/") or path == "/mcp"
-        if scope["type"] != "http" or not guarded or not self.book.any():
+        if scope["type"] != "http" or not guarded:
             await self.app(scope, receive, send)
             return
         said = dict(scope["headers"]).get(b"authorization", b"")
-        caller = self.book.scope(said.decode("latin-1"))
-        if caller is None:
-            refusal = "this service needs an API token: Authorization: Bearer <token>"
+        try:
+            caller = self.book.caller(said.decode("latin-1"))
+        except UnknownTokenError as exc:
+            refusal = f"{exc} (Authorization header)"
             await _problem(401, refusal, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
             return
         bound = CALLER.set(caller)
