@@ -5,9 +5,11 @@ running `contextpipe serve --grpc-port`.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -26,6 +28,7 @@ class Grpc:
 
     def __init__(self) -> None:
         self._out = Path(tempfile.mkdtemp(prefix="contextpipe-grpc-stubs-"))
+        atexit.register(shutil.rmtree, self._out, ignore_errors=True)  # robot runs in-process
         status = protoc.main(
             [
                 "protoc",
