@@ -6,7 +6,8 @@ of the same requests measured in the same run.
   and the errors among them (any answer but 200);
 - the service's own overhead: its p50 at one client less the in-process p50 (target
   2 ms);
-- RSS of the service after a warm-up and after `RSS_REQUESTS` more (target: flat);
+- RSS of the service after a warm-up and after each of two rounds of `RSS_REQUESTS` more
+  (target: flat; the first round may fill bounded caches, the second must not grow);
 - the chat endpoint at a 48 ms deadline with two misbehaving strategies installed (one
   raises, one hangs: `robot/fixtures/plugins/misbehaving_plugin.py`): p50/p99 against the
   deadline (target p99 <= deadline + 5 ms on an idle machine), and the fallbacks.
@@ -51,6 +52,8 @@ CLIENTS = (1, 8, 32)
 #: Requests each client sends per level (a level's percentiles are over clients x this).
 REQUESTS = 20 if QUICK else 100
 RSS_REQUESTS = 10_000
+#: Turns of in-process, then service, p50 the overhead is the median difference of.
+OVERHEAD_ROUNDS = 3 if QUICK else 5
 DEADLINE_MS = 48
 _PLUGIN = Path(__file__).resolve().parents[1] / "robot" / "fixtures" / "plugins"
 _PATIENCE_S = 120.0
@@ -128,24 +131,28 @@ def load(url: str, path: str, bodies: Sequence[dict[str, Any]], clients: int) ->
     return counts | _percentiles(latencies)
 
 
-def in_process_p50(project: str, bodies: Sequence[dict[str, Any]]) -> float:
-    """The p50 (ms) of the same requests assembled in this process, warm."""
+@contextmanager
+def in_process(project: str) -> Iterator[contextpipe.Pipeline]:
+    """The pipeline the service runs, opened and warmed up in this process as it does."""
     pipeline = contextpipe.Pipeline.open(project_dir=project)
     try:
         pipeline.warm_up()
         # As the service does after its warm-up: else this side alone pays the collector's
         # passes over the warmed-up graph, which hides the service's own cost.
         gc.freeze()
-        for body in bodies[:4]:
-            pipeline.assemble(body["query"], budget=body["budget"])
-        took: list[float] = []
-        for body in bodies:
-            started = time.perf_counter()
-            pipeline.assemble(body["query"], budget=body["budget"])
-            took.append((time.perf_counter() - started) * 1000)
-        return round(statistics.median(took), 2)
+        yield pipeline
     finally:
         pipeline.close()
+
+
+def in_process_p50(pipeline: contextpipe.Pipeline, bodies: Sequence[dict[str, Any]]) -> float:
+    """The p50 (ms) of the same requests assembled in this process."""
+    took: list[float] = []
+    for body in bodies:
+        started = time.perf_counter()
+        pipeline.assemble(body["query"], budget=body["budget"])
+        took.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(took), 2)
 
 
 def rss_mb(pid: int) -> float:
@@ -154,18 +161,33 @@ def rss_mb(pid: int) -> float:
     return round(int(found.group(1)) / 1024, 1) if found else float("nan")
 
 
-def measure_load(project: str, requests: int = REQUESTS, rss_requests: int = 0) -> dict[str, Any]:
+def measure_load(
+    project: str, requests: int = REQUESTS, rss_requests: int = 0, rss_rounds: int = 2
+) -> dict[str, Any]:
+    """The levels, the overhead (median over `OVERHEAD_ROUNDS` of service p50 less
+    in-process p50, the two measured in turn while the other side idles, so both see the
+    same machine), and the RSS before and after each of `rss_rounds` x `rss_requests`.
+    """
     bodies = [{"query": q, "budget": BUDGET} for q in latency_queries(requests)]
-    result: dict[str, Any] = {"in_process_p50": in_process_p50(project, bodies)}
-    with running_service(project) as (url, pid):
-        load(url, "/v1/assemble", bodies, 1)  # warm: every query once
+    result: dict[str, Any] = {}
+    with running_service(project) as (url, pid), in_process(project) as pipeline:
+        load(url, "/v1/assemble", bodies, 1)  # warm: every query once, on both sides
+        in_process_p50(pipeline, bodies)
+        pairs = [
+            (in_process_p50(pipeline, bodies), load(url, "/v1/assemble", bodies, 1)["p50"])
+            for _ in range(OVERHEAD_ROUNDS)
+        ]
+        result["in_process_p50"] = statistics.median(local for local, _ in pairs)
+        result["overhead_p50"] = round(statistics.median(far - near for near, far in pairs), 2)
         result["levels"] = [load(url, "/v1/assemble", bodies, n) for n in CLIENTS]
-        result["overhead_p50"] = round(result["levels"][0]["p50"] - result["in_process_p50"], 2)
         if rss_requests:
-            before = rss_mb(pid)
             many = [{"query": q, "budget": BUDGET} for q in latency_queries(rss_requests)]
-            done = load(url, "/v1/assemble", many, 4)
-            result["rss_mb"] = {"before": before, "after": rss_mb(pid), "errors": done["errors"]}
+            readings = [rss_mb(pid)]
+            errors = 0
+            for _ in range(rss_rounds):
+                errors += load(url, "/v1/assemble", many, 4)["errors"]
+                readings.append(rss_mb(pid))
+            result["rss_mb"] = {"after_each": readings, "errors": errors}
     return result
 
 
