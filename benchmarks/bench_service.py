@@ -124,11 +124,13 @@ def load(
                 started = time.perf_counter()
                 answer = http.post(path, json=body)
                 took = (time.perf_counter() - started) * 1000
+                ok = reported and answer.status_code == 200  # parsed outside the lock
+                elapsed: float | None = answer.json()["elapsed_ms"] if ok else None
                 with lock:
                     latencies.append(took)
                     statuses[answer.status_code] += 1
-                    if reported and answer.status_code == 200:
-                        inside.append(answer.json()["elapsed_ms"])
+                    if elapsed is not None:
+                        inside.append(elapsed)
 
     threads = [threading.Thread(target=client, args=(n * 7,)) for n in range(clients)]
     for thread in threads:
@@ -156,11 +158,11 @@ def in_process(project: str) -> Iterator[contextpipe.Pipeline]:
         pipeline.close()
 
 
-def in_process_p50(
+def load_in_process(
     pipeline: contextpipe.Pipeline, bodies: Sequence[dict[str, Any]]
-) -> tuple[float, float]:
-    """The p50 (ms) of the same requests assembled in this process, and of the
-    `elapsed_ms` their answers report."""
+) -> dict[str, float]:
+    """The same requests assembled in this process: latencies (ms) as `load` gives them,
+    and the p50 of the `elapsed_ms` their answers report."""
     took: list[float] = []
     reported: list[float] = []
     for body in bodies:
@@ -168,7 +170,7 @@ def in_process_p50(
         found = pipeline.assemble(body["query"], budget=body["budget"])
         took.append((time.perf_counter() - started) * 1000)
         reported.append(found.elapsed_ms)
-    return round(statistics.median(took), 2), round(statistics.median(reported), 2)
+    return _percentiles(took) | {"reported_p50": round(statistics.median(reported), 2)}
 
 
 def rss_mb(pid: int) -> float:
@@ -188,20 +190,20 @@ def measure_load(
     result: dict[str, Any] = {}
     with running_service(project) as (url, pid), in_process(project) as pipeline:
         load(url, "/v1/assemble", bodies, 1)  # warm: every query once, on both sides
-        in_process_p50(pipeline, bodies)
+        load_in_process(pipeline, bodies)
         turns = [
-            (in_process_p50(pipeline, bodies), load(url, "/v1/assemble", bodies, 1, True))
+            (load_in_process(pipeline, bodies), load(url, "/v1/assemble", bodies, 1, True))
             for _ in range(OVERHEAD_ROUNDS)
         ]
-        result["in_process_p50"] = statistics.median(near[0] for near, _ in turns)
-        result["overhead_p50"] = round(
-            statistics.median(far["p50"] - near[0] for near, far in turns), 2
-        )
+
+        def gap(key: str) -> float:
+            return round(statistics.median(far[key] - near[key] for near, far in turns), 2)
+
+        result["in_process_p50"] = statistics.median(near["p50"] for near, _ in turns)
+        result["overhead_p50"] = gap("p50")
         # Of the overhead, what the assembly itself loses inside the service (its reported
         # time, served less in-process); the rest is HTTP, (de)serialising and hand-offs.
-        result["assembly_slower_p50"] = round(
-            statistics.median(far["reported_p50"] - near[1] for near, far in turns), 2
-        )
+        result["assembly_slower_p50"] = gap("reported_p50")
         result["levels"] = [load(url, "/v1/assemble", bodies, n) for n in CLIENTS]
         if rss_requests:
             many = [{"query": q, "budget": BUDGET} for q in latency_queries(rss_requests)]
