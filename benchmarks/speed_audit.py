@@ -54,7 +54,6 @@ with memory, as `bench_memory` makes it); missing ones are built there.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import gc
 import hashlib
@@ -182,8 +181,9 @@ def _off_none(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     return contextlib.nullcontext()
 
 
-def _off_loop_reuse(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    return patched((pipeline._loops, "run", asyncio.run))
+# loop-reuse is gone: `Pipeline.assemble` kept an event loop per calling thread
+# (pipeline/_loops.py ThreadLoops); asyncio.run instead cost +1.8 % of the p50 (keyword
+# 100k) and +1.5 % (mix 10k), under the 5 % rule.
 
 
 class _ThreadPerCall:
@@ -240,29 +240,10 @@ def _off_search_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
     return patched((RequestReads, "search", search), (_search_memo, "DEPTH", 1))
 
 
-def _off_variants_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.stores.embedded import _variants
-    from contextpipe.stores.embedded._rows import scope_sql
-    from contextpipe.stores.embedded.backend import EmbeddedStore
-
-    def variants_many(self: Any, uko_uris: Any, filters: Any = None) -> Any:
-        found = self._read_variants(list(uko_uris), scope_sql(filters))
-        return _variants._Fragments({uri: tuple(rows) for uri, rows in found.items()})
-
-    return patched((EmbeddedStore, "variants_many", variants_many))
-
-
-def _off_lazy_variant_fragments(pipeline: Any) -> contextlib.AbstractContextManager[None]:
-    from contextpipe.stores.embedded import _variants
-
-    original = _variants._Fragments.__init__
-
-    def eager(self: Any, rows: Any) -> None:
-        original(self, rows)
-        for uri in rows:
-            self[uri]
-
-    return patched((_variants._Fragments, "__init__", eager))
+# variants-memo and lazy-variant-fragments are gone: each reader thread's memory of node
+# variants across requests (stores/embedded/_variants.py VariantsMemo) and its fragments
+# made only when asked measured -1.9 % of the p50 together (keyword 100k: faster without),
+# -1.0 % (mix 10k) and +3.9 % (code 10k, the navigator reading them too), under 5 %.
 
 
 def _off_packing_cache(pipeline: Any) -> contextlib.AbstractContextManager[None]:
@@ -481,30 +462,16 @@ def _off_graph_memo(pipeline: Any) -> contextlib.AbstractContextManager[None]:
 @contextlib.contextmanager
 def _off_connections(pipeline: Any) -> Iterator[None]:
     """Each thread opens its connection anew in this request (the checks and the vectors'
-    attachment with it), as if connections were kept for one request only; the variants'
-    memo of each thread stays as it was.
+    attachment with it), as if connections were kept for one request only.
     """
     store = pipeline.store
     if not hasattr(store, "_local"):
         raise AttributeError("speed_audit: the store keeps no `_local` connections")
     kept = store._local
     fresh = threading.local()
-    from contextpipe.stores.embedded._variants import VariantsMemo
-    from contextpipe.stores.embedded.backend import EmbeddedStore
-
-    original = EmbeddedStore.variants_many
-
-    def variants_many(self: Any, uko_uris: Any, filters: Any = None) -> Any:
-        memo = getattr(kept, "variants", None)
-        if memo is None:
-            memo = kept.variants = VariantsMemo()
-        fresh.variants = memo
-        return original(self, uko_uris, filters)
-
     store._local = fresh
     try:
-        with patched((EmbeddedStore, "variants_many", variants_many)):
-            yield
+        yield
     finally:
         store._local = kept
 
@@ -541,13 +508,6 @@ DEVICES: dict[str, Device] = {
     for device in (
         Device("none", "-", "nothing: the noise of one repeat", EVERY, _off_none),
         Device(
-            "loop-reuse",
-            "pipeline/_loops.py:19 ThreadLoops",
-            "an event loop per request (off: asyncio.run)",
-            EVERY,
-            _off_loop_reuse,
-        ),
-        Device(
             "thread-reuse",
             "assembly/_threads.py:39 _DaemonWorkers",
             "a thread start per strategy call (off: a new thread each)",
@@ -581,20 +541,6 @@ DEVICES: dict[str, Device] = {
             "a request's second, larger search of the same query",
             EVERY,
             _off_search_memo,
-        ),
-        Device(
-            "variants-memo",
-            "stores/embedded/_variants.py:35 VariantsMemo",
-            "reading node variants again request after request",
-            EVERY,
-            _off_variants_memo,
-        ),
-        Device(
-            "lazy-variant-fragments",
-            "stores/embedded/_variants.py:73 _Fragments",
-            "making fragments of variant rows packing never asks for",
-            EVERY,
-            _off_lazy_variant_fragments,
         ),
         Device(
             "packing-cache",
@@ -766,9 +712,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "bm25-contributions",
         "stems-memo",
     ),
-    # A node's texts: across requests (variants-memo), and made into fragments only when
-    # asked. Packing's read-ahead of fallbacks was the third member until it was removed.
-    "variants": ("variants-memo", "lazy-variant-fragments"),
     # Splitting words: the query's analysis (query-terms-cache), titles and paths
     # (name-words-memo) both end in `_word_parts`, whose memo stands in for theirs, so
     # query-terms-cache is here rather than with the search.
@@ -822,7 +765,7 @@ def device_named(name: str) -> Device:
                 stack.enter_context(part.off(pipeline))
             yield
 
-    workloads = tuple(w for w in ("keyword", "mix") if any(w in p.workloads for p in parts))
+    workloads = tuple(w for w in EVERY if any(w in p.workloads for p in parts))
     return Device(
         name,
         "; ".join(part.where for part in parts),

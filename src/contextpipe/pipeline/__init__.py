@@ -13,6 +13,7 @@ says what happened to everything. The store is reached through its protocols onl
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -67,7 +68,6 @@ from ..plugins import (
 )
 from ..text.tokens import Tokenizer, get_tokenizer, preload_tokenizer, warm_up_tokenizer
 from ._host_memory import available_memory
-from ._loops import ThreadLoops
 from ._shared_search import with_shared_text
 from .chat import chat_context, plan_chat, strategies_deadline, within
 from .vectors import DISABLED, with_vectors, without_vectors
@@ -110,7 +110,6 @@ class Pipeline:
         self._executor = StrategyExecutor(memo)
         self._planner = Planner(self.settings, registry, self._executor)
         self._packing_cache = PackingCache()
-        self._loops = ThreadLoops()
 
     @classmethod
     def open(
@@ -416,7 +415,7 @@ class Pipeline:
 
     def assemble(self, request_or_query: ContextRequest | str, **fields: Any) -> AssembledContext:
         """Assemble context for a request (or a query with `budget=`, `output=`, ...)."""
-        return self._loops.run(self.aassemble(request_or_query, **fields))
+        return asyncio.run(self.aassemble(request_or_query, **fields))
 
     async def aassemble(
         self, request_or_query: ContextRequest | str, **fields: Any
@@ -494,7 +493,7 @@ class Pipeline:
         context, reason = None, ""
         try:
             left = plan.deadline_ms / 1000 - (time.perf_counter() - started)
-            context, given = within(left, lambda: self._loops.run(self._assembled(inner)))
+            context, given = within(left, lambda: asyncio.run(self._assembled(inner)))
             given()  # a late context is not given, so not recorded
         except TimeoutError:
             reason = "deadline"
@@ -647,12 +646,9 @@ class Pipeline:
         return warmed
 
     def close(self) -> None:
-        """Release the store's connections, the event loops `assemble` kept and those of
-        async strategies.
-        """
+        """Release the store's connections and the event loops of async strategies."""
         self.store.close()
         self._executor.close()
-        self._loops.close()
 
 
 @dataclass(frozen=True)

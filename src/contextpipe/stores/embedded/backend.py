@@ -82,7 +82,6 @@ from ._resolution import (
 from ._rows import (
     FRAGMENT_COLUMNS,
     HIDDEN_MEMORY,
-    ScopeSql,
     as_fragment,
     filter_sql,
     narrows,
@@ -100,7 +99,6 @@ from ._text_layout import (
     search_columns,
     with_joined,
 )
-from ._variants import VariantsMemo
 
 if TYPE_CHECKING:
     from ._text_index import Scored, TextView
@@ -636,7 +634,6 @@ class EmbeddedStore:
         if connection is not None:
             connection.close()
             self._local.connection = None
-            self._local.variants = None
 
     @contextmanager
     def writer(self) -> Generator[StoreWriter]:
@@ -806,25 +803,16 @@ class EmbeddedStore:
         self, uko_uris: Collection[str], filters: RequestFilters | None = None
     ) -> Mapping[str, list[ContextFragment]]:
         """`variants` of several nodes in one read, by URI; a node with none is left out."""
-        memo: VariantsMemo | None = getattr(self._local, "variants", None)
-        if memo is None:
-            memo = self._local.variants = VariantsMemo()
-        version = self._query("PRAGMA data_version")[0][0]
-        return memo.get(list(uko_uris), scope_sql(filters), version, self._read_variants)
-
-    def _read_variants(
-        self, uko_uris: Sequence[str], scope: ScopeSql
-    ) -> dict[str, list[tuple[object, ...]]]:
-        seen, params = scope
+        seen, params = scope_sql(filters)
         rows = self._query(
             f"SELECT {FRAGMENT_COLUMNS} FROM fragments"
             " WHERE uri IN (SELECT value FROM json_each(?))"
             f" AND {seen} ORDER BY uri, depth DESC",
             (json.dumps(list(uko_uris)), *params),
         )
-        found: dict[str, list[tuple[object, ...]]] = {}
+        found: dict[str, list[ContextFragment]] = {}
         for row in rows:
-            found.setdefault(str(row[1]), []).append(row)  # by `uri`, the second column
+            found.setdefault(str(row[1]), []).append(as_fragment(row))  # by `uri`, 2nd column
         return found
 
     def search(
