@@ -564,22 +564,8 @@ DEVICES: dict[str, Device] = {
             _off_store_counts,
         ),
         Device(
-            "query-terms-cache",
-            "text/words.py:94 _analysed (lru_cache 1024)",
-            "analysing the same query in each strategy and the store",
-            EVERY,
-            _off_unwrapped("_analysed"),
-        ),
-        Device(
-            "name-words-memo",
-            "text/words.py:78 name_words (memoised 16,384)",
-            "relevance's title and path words",
-            ("mix",),
-            _off_unwrapped("name_words"),
-        ),
-        Device(
             "source-role-memo",
-            "text/words.py:358 source_role (memoised 100,000)",
+            "text/words.py:350 source_role (memoised 100,000)",
             "classifying the same paths again",
             EVERY,
             _off_unwrapped("source_role"),
@@ -712,10 +698,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "bm25-contributions",
         "stems-memo",
     ),
-    # Splitting words: the query's analysis (query-terms-cache), titles and paths
-    # (name-words-memo) both end in `_word_parts`, whose memo stands in for theirs, so
-    # query-terms-cache is here rather than with the search.
-    "text-memos": ("word-parts-memo", "source-role-memo", "name-words-memo", "query-terms-cache"),
+    # Splitting words and classifying paths. The query's analysis (query-terms-cache,
+    # `_analysed`'s lru_cache) and relevance's title and path words (name-words-memo) were
+    # members until issue 31 measured them: with all four off +0.8 % (mix 10k), -0.1 %
+    # (keyword 100k); query-terms-cache alone +1.8 % (code 10k), while source-role-memo
+    # alone carries code questions (+10.4 %) and word-parts-memo indexing (+86 % of
+    # `search_columns`, word-parts-index).
+    "text-memos": ("word-parts-memo", "source-role-memo"),
     # The store's memory hidden from a request, and the graph object (its names, loaded by
     # the navigator's prepare). Planning's lookup memo is gone (see `_off_prepare`).
     "memory-graph": ("hidden-memory-memo", "graph-memo"),

@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -75,12 +74,11 @@ def _word_parts(word: str) -> str:
     return ""
 
 
-@memoised(16_384)
 def name_words(name: str) -> tuple[str, ...]:
     """The words of a title or a path, lower-cased, each once: its own (cut at spaces,
     `/` and `.`, so that a file's stem and a dotted name's parts are words), then those of
     its identifiers (`src/BudgetAllocator.py` -> `src`, `budgetallocator`, `py`, `budget`,
-    `allocator`). Remembered: the same titles and paths come back request after request.
+    `allocator`).
     """
     words = f"{name} {identifier_words(name)}".lower().replace("/", " ").replace(".", " ")
     return tuple(dict.fromkeys(words.split()))
@@ -88,16 +86,10 @@ def name_words(name: str) -> tuple[str, ...]:
 
 def query_terms(query: str) -> list[str]:
     """The search terms of a user query (see the module docstring)."""
-    return list(_analysed(query))
-
-
-@lru_cache(maxsize=1024)
-def _analysed(query: str) -> tuple[str, ...]:
-    """Cached: every strategy and the store analyse the same query."""
     terms = _terms(query)
     if len(terms) <= MAX_QUERY_TERMS:
-        return tuple(terms)
-    return tuple(_long_query_terms(query)[:MAX_QUERY_TERMS])
+        return terms
+    return _long_query_terms(query)[:MAX_QUERY_TERMS]
 
 
 def _phrases(query: str) -> tuple[list[str], str]:
