@@ -88,6 +88,13 @@ Feature: Chat requests: the caller's messages back, with context before them, in
     When I send a chat request about "budget" for session "s-1" with a deadline of 60000 ms
     Then the chat answer is the caller's messages, unchanged, with fallback "error:ValueError"
 
+  Scenario: Chat requests leave nothing for a full collection
+    # Each request's assembly once ran on a thread of its own, which opened the store's
+    # connections anew and left them in reference cycles: a full collection's pause.
+    When I send 5 chat requests about "budget" with the collector off
+    Then the chat metadata says no fallback, with the injected fragments' ids
+    And those requests left nothing in reference cycles
+
   Scenario: A request can give its own directive, or none
     When I send the chat request:
       """

@@ -8,7 +8,7 @@ from typing import Any
 
 from behave import given, then, when
 from behave.runner import Context
-from testkit import pipeline
+from testkit import left_for_the_collector, pipeline
 
 from contextpipe import (
     ChatContext,
@@ -73,6 +73,19 @@ def send_with_tool(context: Context, name: str) -> None:
 def send_with_deadline(context: Context, query: str, session: str, ms: int) -> None:
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": query}]}
     _send(context, body | {"session": session, "deadline_ms": ms})
+
+
+@when('I send {times:d} chat requests about "{query}" with the collector off')
+def send_collector_off(context: Context, times: int, query: str) -> None:
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": query}]}
+    _send(context, body)  # what the first request loads once is not garbage
+
+    def sending() -> None:
+        for _ in range(times):
+            _send(context, body)
+            _chat(context)
+
+    left_for_the_collector(context, sending)
 
 
 @given("the store's checks are held until released")

@@ -7,6 +7,7 @@ from behave.runner import Context
 from testkit import (
     SAMPLE_FILES,
     assemble,
+    left_for_the_collector,
     named,
     names_in_context,
     pipeline,
@@ -80,6 +81,25 @@ def ask_one_strategy(context: Context, query: str, budget: int, name: str) -> No
 def ask_with_deadline(context: Context, query: str, budget: int, deadline: int) -> None:
     context.request = ContextRequest(query=query, budget=budget, deadline_ms=deadline)
     assemble(context, context.request)
+
+
+@when('I ask for "{query}" within {budget:d} tokens {times:d} times with the collector off')
+def ask_collector_off(context: Context, query: str, budget: int, times: int) -> None:
+    ask(context, query, budget)  # what the first request loads once is not garbage
+
+    def asking() -> None:
+        for _ in range(times):
+            ask(context, query, budget)
+            result(context)
+
+    left_for_the_collector(context, asking)
+
+
+@then("those requests left nothing in reference cycles")
+def no_cycles_left(context: Context) -> None:
+    left = sum(context.cycles.values())
+    frames = sorted(name for name in context.cycles if name.startswith("frame of"))
+    assert left == 0, f"{left} objects left in cycles: {context.cycles.most_common(6)}; {frames}"
 
 
 # -- what came back --------------------------------------------------------------------------

@@ -7,12 +7,15 @@ into the repository.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import shutil
 import subprocess
 import sys
 import tomllib
+import types
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -196,6 +199,31 @@ def assemble(context: Context, request: ContextRequest | str, **fields: Any) -> 
         context.result = pipeline(context).assemble(request, **fields)
     except Exception as exc:  # the Then steps say whether an error was expected
         context.error = exc
+
+
+def left_for_the_collector(context: Context, run: Callable[[], None]) -> None:
+    """Run `run` with the collector off, and keep in `context.cycles` what it left in
+    reference cycles, by type: garbage only a full collection frees, in a pause that
+    stops every request of the process (40-50 ms per request seen in a service).
+    """
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collection finds is kept, to be named
+    try:
+        run()
+        gc.collect()
+        context.cycles = Counter(_named(found) for found in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
+def _named(found: object) -> str:
+    """A garbage object's type, and a frame's function: where the cycle was made."""
+    if isinstance(found, types.FrameType):
+        return f"frame of {found.f_code.co_qualname}"
+    return type(found).__qualname__
 
 
 def report(context: Context, name: str) -> Any:

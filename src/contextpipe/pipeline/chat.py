@@ -16,7 +16,7 @@ Rules, in order (`Pipeline.assemble_chat` follows them):
    without either the request is an error.
 5. The request's deadline (else `[executor] deadline_ms`) bounds the whole call: the
    strategies get `STRATEGY_SHARE` of it, and when it passes the call answers without the
-   assembly, which finishes on its own thread and is dropped (`deadline`).
+   assembly, which finishes on its worker thread and is dropped (`deadline`).
 6. A failure never fails the call: the messages go back untouched with the reason
    (`store_unavailable`, `no_room` for a budget no output fits, `error:<type>`).
 7. The injected message is a system message, the directive then the context, before the
@@ -25,8 +25,8 @@ Rules, in order (`Pipeline.assemble_chat` follows them):
 
 from __future__ import annotations
 
+import functools
 import json
-import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -37,6 +37,7 @@ from ..config import Settings, model_window
 from ..core.chat import ChatContext, ChatMetadata, ChatRequest, ChatTurn, FallbackReason
 from ..core.errors import ContextpipeError
 from ..core.models import AssembledContext
+from ..core.workers import DaemonWorkers
 from ..text.tokens import Tokenizer, get_tokenizer
 
 T = TypeVar("T")
@@ -50,6 +51,7 @@ SEAM_TOKENS = 2
 #: fusion, packing and rendering.
 STRATEGY_SHARE = 0.75
 _SEPARATOR = "\n\n"
+_WORKERS = DaemonWorkers("contextpipe-chat")
 
 
 @dataclass(frozen=True)
@@ -133,17 +135,20 @@ def strategies_deadline(plan: ChatPlan) -> int:
 
 def within(seconds: float, call: Callable[[], T]) -> T:
     """Rule 5: `call()`'s result, or `TimeoutError` once `seconds` have passed. The call
-    runs on a daemon thread of its own, which a deadline leaves to finish unwatched.
+    runs on a daemon worker, which a deadline leaves to finish unwatched. Reused: a
+    thread of its own per call opened the store's connections anew each time, and left
+    them in reference cycles for a full collection to free.
     """
     answer: Future[T] = Future()
 
-    def run() -> None:
+    def run() -> Callable[[], None]:
         try:
-            answer.set_result(call())
+            result = call()
         except BaseException as exc:  # the caller reads it from the future
-            answer.set_exception(exc)
+            return functools.partial(answer.set_exception, exc)
+        return functools.partial(answer.set_result, result)
 
-    threading.Thread(target=run, name="contextpipe-chat", daemon=True).start()
+    _WORKERS.submit(run)
     return answer.result(timeout=max(0.0, seconds))
 
 
