@@ -64,6 +64,21 @@ Feature: Running strategies under deadlines, each in isolation
     Then the report of "rogue" says error with a reason mentioning "KeyboardInterrupt"
     And the context holds the fragment "split"
 
+  Scenario Outline: A strategy that <fails> on every request leaves nothing for a full collection
+    # A failure that ties the request into a reference cycle (its traceback holding the
+    # frames that hold it) is freed only by a full collection: 40-50 ms that stop every
+    # request in the process, past a 48 ms deadline (benchmarks/bench_service).
+    Given <a strategy> "rogue" that <fails>
+    When I ask for "how is the budget split?" within 500 tokens 5 times with the collector off
+    Then the report of "rogue" says error
+    And those requests left nothing in reference cycles
+
+    Examples:
+      | a strategy        | fails                                  |
+      | a strategy        | raises RuntimeError "index on fire"    |
+      | a strategy        | raises KeyboardInterrupt in can_handle |
+      | an async strategy | raises KeyboardInterrupt in retrieve   |
+
   Scenario: A strategy that blocks past its deadline times out, and the request returns without it
     Given a strategy "stuck" that never returns from retrieve
     When I ask for "how is the budget split?" within 500 tokens

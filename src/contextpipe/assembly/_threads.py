@@ -86,7 +86,7 @@ class PlainBatch:
         try:
             result: _Result = index, None, self._calls[index]()
         except BaseException as exc:  # delivered to the awaiting side, which reports it
-            result = index, exc, None
+            result = index, _bare(exc), None
         return functools.partial(self._post, result)
 
     def _post(self, result: _Result) -> None:
@@ -107,6 +107,15 @@ class PlainBatch:
 
 def _nothing() -> None:
     """What a moved call posts to its caller: nothing."""
+
+
+def _bare(error: BaseException) -> BaseException:
+    """`error` without its traceback and the exception it was raised from. Both hold the
+    frames of this call, which hold `error`: a cycle that only a full collection frees,
+    with the whole batch in it. The awaiting side reports the message only.
+    """
+    error.__context__ = error.__cause__ = None
+    return error.with_traceback(None)
 
 
 class Ticket:

@@ -178,20 +178,27 @@ def _validated(item: object, position: int) -> Candidate:
         ) from None
 
 
-async def _within(pending: asyncio.Future[object], seconds: float) -> object:
-    """The strategy's result, or TimeoutError after `seconds`. Unlike `asyncio.wait_for`,
-    this does not wait for the cancelled strategy to stop: one that ignores its
-    cancellation is abandoned, as a hung plain strategy is.
+async def _within(pending: asyncio.Future[_Accepted], seconds: float) -> _Accepted | str:
+    """The strategy's checked answer, or why it failed, or TimeoutError after `seconds`.
+    Unlike `asyncio.wait_for`, this does not wait for the cancelled strategy to stop: one
+    that ignores its cancellation is abandoned, as a hung plain strategy is. A failure
+    comes back as its message, not raised again: raised, it would take this request's
+    frames into its traceback, and they hold the future that holds it (a cycle).
     """
     done, _ = await asyncio.wait((pending,), timeout=seconds)
     if not done:
         pending.cancel()
         pending.add_done_callback(_discard_outcome)
         raise TimeoutError
-    return pending.result()
+    error = pending.exception()
+    if error is None:
+        return pending.result()
+    if isinstance(error, _ContractError | _PluginError):  # their message is ours
+        return str(error)
+    return described(error)  # never raised: its loop closed under it, say
 
 
-def _discard_outcome(future: asyncio.Future[object]) -> None:
+def _discard_outcome(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()  # retrieved, so that asyncio does not report it as lost
 
@@ -493,14 +500,13 @@ class StrategyExecutor:
         due = min(plan.request_ends, plan.answer_by)
         seconds = max(0.0, min(deadline_ms / 1000, due - started))
         try:
-            candidates, note = cast(_Accepted, await _within(pending, seconds))
+            answer = await _within(pending, seconds)
         except TimeoutError:
             self._abandon(call.ticket, call.strategy.name)
             return outcome("timeout", self._late(call, deadline_ms, round(seconds * 1000)))
-        except (_ContractError, _PluginError) as exc:  # their message is ours
-            return outcome("error", str(exc))
-        except Exception as exc:  # never raised: its loop closed under it, say
-            return outcome("error", described(exc))
+        if isinstance(answer, str):
+            return outcome("error", answer)
+        candidates, note = answer
         return outcome("ok", note, len(candidates), candidates)
 
     def _late(self, call: _Call, deadline_ms: int, allowed_ms: int) -> str:
