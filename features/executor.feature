@@ -79,6 +79,14 @@ Feature: Running strategies under deadlines, each in isolation
       | a strategy        | raises KeyboardInterrupt in can_handle |
       | an async strategy | raises KeyboardInterrupt in retrieve   |
 
+  Scenario: A store read from threads that end leaves nothing for a full collection
+    # A thread's store connection goes with the thread (a worker idle for a minute
+    # leaves): dropped open, it and its statement cache are a reference cycle.
+    Given the sample documentation is indexed
+    When the store is searched for "budget" from 5 threads that then end, with the collector off
+    Then each of those searches found something
+    And those requests left nothing in reference cycles
+
   Scenario: A strategy that blocks past its deadline times out, and the request returns without it
     Given a strategy "stuck" that never returns from retrieve
     When I ask for "how is the budget split?" within 500 tokens

@@ -89,3 +89,5 @@ app.forget_one
 app.forget_all
 app.graph_node
 grpc_face.grpc_server.AssembleContext  # grpcio calls its servicer's method by the proto's name
+BaseException.__context__  # read by Python when an error is printed; `_threads._bare` clears it
+BaseException.__cause__

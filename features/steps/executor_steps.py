@@ -13,9 +13,18 @@ import parse
 from behave import given, register_type, then, when
 from behave.runner import Context
 from structlog.testing import capture_logs
-from testkit import ScriptedStrategy, assemble, propose, register_strategy, report, result
+from testkit import (
+    ScriptedStrategy,
+    assemble,
+    left_for_the_collector,
+    pipeline,
+    propose,
+    register_strategy,
+    report,
+    result,
+)
 
-from contextpipe import Backends, ContextRequest, StrategySelection
+from contextpipe import Backends, ContextRequest, RequestFilters, StrategySelection
 from contextpipe.core.logs import configure_logging
 
 
@@ -279,3 +288,27 @@ def calls_held(context: Context, name: str, calls: int, returned: str) -> None:
     assert (held.calls, held.returned) == (calls, expected), (
         f"{name} was called {held.calls} times; {held.returned} of its calls returned"
     )
+
+
+@when(
+    'the store is searched for "{query}" from {times:d} threads that then end,'
+    " with the collector off"
+)
+def search_from_ending_threads(context: Context, query: str, times: int) -> None:
+    store = pipeline(context).store
+    context.hits = []
+
+    def searching() -> None:
+        for _ in range(times):
+            searcher = threading.Thread(
+                target=lambda: context.hits.append(store.search(query, 10, RequestFilters()))
+            )
+            searcher.start()
+            searcher.join()
+
+    left_for_the_collector(context, searching)
+
+
+@then("each of those searches found something")
+def searches_found(context: Context) -> None:
+    assert context.hits and all(context.hits), context.hits

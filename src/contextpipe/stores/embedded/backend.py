@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -348,6 +348,25 @@ _UPGRADES: dict[str, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
 _FILES_ONLY = "files WHERE path NOT IN (SELECT path FROM memory)"
 
 
+class _Reader:
+    """A thread's read connection, of one epoch of the database. Closed when the thread
+    ends and its locals go: dropped open, a connection and its statement cache are a
+    reference cycle that only a full collection frees, a pause for every thread.
+    """
+
+    __slots__ = ("connection", "epoch")
+
+    def __init__(self, connection: sqlite3.Connection, epoch: int) -> None:
+        self.connection = connection
+        self.epoch = epoch
+
+    def __del__(self) -> None:
+        # ProgrammingError: dropped on another thread (the store went first), which may
+        # not close it; the collector will.
+        with suppress(sqlite3.ProgrammingError):
+            self.connection.close()
+
+
 class EmbeddedStore:
     """Fragments, files, full-text search, the graph and the timeline in
     `<directory>/index.sqlite3`.
@@ -445,20 +464,19 @@ class EmbeddedStore:
         return connection, True
 
     def _reader(self) -> sqlite3.Connection:
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is not None and self._local.epoch != self._epoch:
+        reader: _Reader | None = getattr(self._local, "reader", None)
+        if reader is not None and reader.epoch != self._epoch:
             self.close()  # a connection to a database since replaced
-            connection = None
-        if connection is None:
+            reader = None
+        if reader is None:
             if not self.exists():
                 raise StoreError(
                     f"{self.directory}: no index here; run `contextpipe index PATH` first"
                 )
             self._identity = self._identity or self._file_identity()
-            connection = self._open_checked()
-            self._local.connection = connection
-            self._local.epoch = self._epoch
-        return connection
+            reader = _Reader(self._open_checked(), self._epoch)
+            self._local.reader = reader
+        return reader.connection
 
     def _file_identity(self) -> tuple[int, int] | None:
         try:
@@ -630,10 +648,10 @@ class EmbeddedStore:
 
     def close(self) -> None:
         """Close this thread's reader connection."""
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is not None:
-            connection.close()
-            self._local.connection = None
+        reader: _Reader | None = getattr(self._local, "reader", None)
+        if reader is not None:
+            self._local.reader = None
+            reader.connection.close()
 
     @contextmanager
     def writer(self) -> Generator[StoreWriter]:
