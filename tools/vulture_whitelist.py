@@ -12,6 +12,7 @@ from contextpipe.contract.hookspecs import (
     contextpipe_strategies,
 )
 from contextpipe.core.chat import ChatMetadata, ChatTurn
+from contextpipe.core.chunks import KeptChunk, Linkage, OptimizeStats, RemovedChunk
 from contextpipe.core.models import AssembledContext, ContextRequest, StrategyReport
 from contextpipe.embedders import _bert, _session, minilm, wordllama
 from contextpipe.faces import cli
@@ -36,6 +37,15 @@ ChatMetadata.fragments_available
 ChatMetadata.truncated
 ChatMetadata.directive_injected
 ChatMetadata.fragment_ids
+Linkage.SINGLE  # optimize request choices, taken by value from JSON
+Linkage.COMPLETE
+KeptChunk.cluster  # optimize result fields, serialised
+KeptChunk.compressed
+RemovedChunk.cluster
+OptimizeStats.tokens_out
+OptimizeStats.reduction_pct
+OptimizeStats.embedding_ms
+OptimizeStats.latency_ms
 contextpipe_strategies  # pluggy hook specifications, and the embedded store's implementation
 contextpipe_stores
 embedded.contextpipe_stores

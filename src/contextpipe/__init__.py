@@ -73,6 +73,17 @@ if TYPE_CHECKING:
     )
     from .contract.strategy import ContextStrategy, Preparing, Retrieved
     from .core.chat import ChatContext, ChatMetadata, ChatRequest, ChatTurn
+    from .core.chunks import (
+        Chunk,
+        KeptChunk,
+        Linkage,
+        OptimizedContext,
+        OptimizeRequest,
+        OptimizeStats,
+        Removal,
+        RemovedChunk,
+        Representative,
+    )
     from .core.errors import (
         BudgetError,
         ConfigError,
@@ -80,6 +91,7 @@ if TYPE_CHECKING:
         EmbedderError,
         StoreError,
         TokenizerError,
+        validation_problem,
     )
     from .core.formats import CONFIG_FILENAME, OutputFormat
     from .core.logs import configure_logging
@@ -137,6 +149,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "EmbedderError",
         "StoreError",
         "TokenizerError",
+        "validation_problem",
     ),
     "core.formats": ("CONFIG_FILENAME", "OutputFormat"),
     "contract.hookspecs": ("hookimpl",),
@@ -146,6 +159,17 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "core.workers": ("DaemonWorkers",),
     "faces.client": ("Client",),
     "core.chat": ("ChatContext", "ChatMetadata", "ChatRequest", "ChatTurn"),
+    "core.chunks": (
+        "Chunk",
+        "KeptChunk",
+        "Linkage",
+        "OptimizeRequest",
+        "OptimizeStats",
+        "OptimizedContext",
+        "Removal",
+        "RemovedChunk",
+        "Representative",
+    ),
     "core.models": (
         "AssembledContext",
         "Candidate",
@@ -269,6 +293,7 @@ __all__ = [
     "ChatRequest",
     "ChatTurn",
     "CheckResult",
+    "Chunk",
     "Client",
     "CodeLocation",
     "CodeMentions",
@@ -297,16 +322,24 @@ __all__ = [
     "IndexProgress",
     "IndexSummary",
     "IndexWriter",
+    "KeptChunk",
+    "Linkage",
     "MemoryItem",
     "MemoryScope",
     "NewFragment",
     "NodeRecord",
+    "OptimizeRequest",
+    "OptimizeStats",
+    "OptimizedContext",
     "OutputFormat",
     "Pipeline",
     "PluginInfo",
     "Preparing",
     "Provenance",
     "RegisteredStrategy",
+    "Removal",
+    "RemovedChunk",
+    "Representative",
     "RequestFilters",
     "RequestScope",
     "ResultFragment",
@@ -361,6 +394,7 @@ __all__ = [
     "source_role",
     "store_options",
     "strategy_options",
+    "validation_problem",
     "warm_up_tokenizer",
     "within_reach",
 ]

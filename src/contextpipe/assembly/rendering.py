@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from xml.sax.saxutils import escape, quoteattr
 
+from ..core.chunks import CHUNK_KIND
 from ..core.models import ChatMessage, ContextFragment, ContextRequest, OutputFormat
 from ..text.words import shown_name
 
@@ -96,6 +97,8 @@ _JSON_LINE_BREAKS = {code: f"\\u{code:04x}" for code in (0x85, 0x2028, 0x2029)}
 
 def _location(fragment: ContextFragment) -> str:
     source = fragment.source
+    if source.kind == CHUNK_KIND:  # a caller's chunk has no lines to cite, only its id
+        return shown_name(source.path)
     return f"{shown_name(source.path)}:{source.start_line}-{source.end_line}"
 
 

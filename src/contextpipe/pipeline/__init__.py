@@ -42,6 +42,7 @@ from ..contract.capabilities import VECTORS, Backends, GraphView
 from ..contract.records import CarriedMemory, MemoryItem, MemoryScope, StoreStats
 from ..contract.store import Store
 from ..core.chat import ChatContext, ChatRequest
+from ..core.chunks import OptimizedContext, OptimizeRequest
 from ..core.errors import (
     BudgetError,
     ConfigError,
@@ -514,6 +515,26 @@ class Pipeline:
         """
         chat = _validated_chat(request)
         return chat_context(chat, plan_chat(self.settings, chat), None, reason, 0.0)
+
+    def optimize(self, request: OptimizeRequest | Mapping[str, Any]) -> OptimizedContext:
+        """A caller's own chunks, deduplicated, one per topic, diversified and packed into
+        the request's budget (the rules are in `assembly.optimizing`); chunks and a query
+        without vectors are embedded with the configured embedder. Bad input is a
+        `ContextpipeError` naming the chunk and field.
+        """
+        if not isinstance(request, OptimizeRequest):
+            try:
+                request = OptimizeRequest.model_validate(request)
+            except ValidationError as exc:
+                where, problem = validation_problem(exc)
+                raise ContextpipeError(f"optimize request {where}: {problem}") from None
+        if problem := request.problem():
+            raise ContextpipeError(f"optimize request {problem}")
+        from .chunks import optimized  # numpy and scipy: on the first optimize request only
+
+        tokenizer = get_tokenizer(request.tokenizer or self.settings.tokenizer.name)
+        enabled = self.settings.embedding.enabled
+        return optimized(request, self.embedder, enabled, tokenizer, self._packing_cache)
 
     def _backends(self, scope: RequestScope) -> Backends:
         """The store's capabilities for one request, bound to its scope, with vector search

@@ -56,6 +56,11 @@ def words_in(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def content_words(text: str) -> frozenset[str]:
+    """The distinct words of `text` that say something: lower-cased, stopwords left out."""
+    return frozenset(word for word in words_in(text.lower()) if word not in _STOPWORDS)
+
+
 def identifier_words(text: str) -> str:
     """The words of every compound identifier in `text`, space-separated
     (`BudgetAllocator.allocate` -> `budget allocator`); plain words add nothing.

@@ -1,9 +1,9 @@
 """The `contextpipe` command line: a thin layer over `Pipeline`, importing nothing but the
 package root. One module per command group: `indexing` (init, index, forget, graph, store),
-`asking` (query, strategies, explain), `remembering` (remember, import, forget-memory, pin,
-unpin), `configuring` (config, model, schema), `evaluating` (eval, tune), `serving`
-(serve, mcp, token); `_base` holds what every command shares, `_progress` the progress
-display of the long-running ones.
+`asking` (query, strategies, explain), `optimizing` (optimize), `remembering` (remember,
+import, forget-memory, pin, unpin), `configuring` (config, model, schema), `evaluating`
+(eval, tune), `serving` (serve, mcp, token); `_base` holds what every command shares,
+`_progress` the progress display of the long-running ones.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import click
 # name's module on first use); each command imports the rest itself (rich, the pipeline),
 # so that `--help` and `--version` load neither.
 from ... import CONFIG_FILENAME, __version__, configure_logging
-from . import asking, configuring, evaluating, indexing, remembering, serving
+from . import asking, configuring, evaluating, indexing, optimizing, remembering, serving
 from ._base import CliContext, fail
 
 
@@ -45,7 +45,7 @@ def cli(ctx: click.Context, config: Path | None, store: Path | None, verbose: bo
 
 for _command in (
     *(indexing.init, indexing.index, indexing.forget, indexing.graph, indexing.store),
-    *(asking.query, asking.strategies, asking.explain),
+    *(asking.query, asking.strategies, asking.explain, optimizing.optimize),
     *(remembering.remember, remembering.import_conversation, remembering.forget_memory),
     *(remembering.pin, remembering.unpin),
     *(configuring.config, configuring.model, configuring.schema),

@@ -3,8 +3,9 @@
 Rules:
 
 1. Each endpoint is a few lines over `Pipeline`: what the command line does, the same way.
-2. A request's body is a published model (`ContextRequest`, `MemoryNote`, `PinTarget`);
-   FastAPI's validation answers a malformed one with 422 naming the field.
+2. A request's body is a published model (`ContextRequest`, `OptimizeRequest`,
+   `MemoryNote`, `PinTarget`); FastAPI's validation answers a malformed one with 422
+   naming the field, and so does `/v1/optimize` for what is wrong across its chunks.
 3. An error the caller can fix is a 4xx with one `detail` line: a `ContextpipeError` 400,
    a store that cannot serve (`StoreError`) 503, a body over `max_body_bytes` 413.
 4. At most `max_running` requests are assembled at once and `max_queued` wait; one more
@@ -52,6 +53,8 @@ from ... import (
     ContextRequest,
     DaemonWorkers,
     MemoryItem,
+    OptimizedContext,
+    OptimizeRequest,
     Pipeline,
     Settings,
     StoreError,
@@ -226,6 +229,18 @@ def create_app(pipeline: Pipeline, settings: Settings) -> FastAPI:
             return found
         metrics.observe_chat(found)
         return Response(found.model_dump_json(exclude_unset=True), media_type="application/json")
+
+    @app.post("/v1/optimize", response_model=OptimizedContext, tags=["context"])
+    async def optimize(request: OptimizeRequest) -> Response:
+        """A caller's own chunks deduplicated, one per topic, diversified and packed into
+        the budget: the same JSON as `contextpipe optimize --format json`.
+        """
+        if problem := request.problem():
+            return _problem(422, f"optimize request {problem}")
+        found = await admitted(lambda: pipeline.optimize(request))
+        if isinstance(found, Response):
+            return found
+        return Response(found.model_dump_json(), media_type="application/json")
 
     @app.post("/v1/index", tags=["index"], status_code=202)
     async def index(run: IndexRun) -> Any:

@@ -1,0 +1,386 @@
+"""Optimising chunks a caller already retrieved: leave out what says nothing new, keep one
+chunk per topic, balance relevance and diversity, and pack the rest into the budget. No
+model is asked anything but the embedder, and the same request gives the same output.
+
+A chunk's relevance is the caller's score when every chunk has one (divided by the best,
+or scaled to [0, 1] when some are negative); else its vector's cosine with the query's;
+else its place in the request. Chunks are
+considered most relevant first (ties: in the request's order), and every rule below keeps
+the earlier of two. Rules, in order:
+
+1. Exact duplicates: chunks whose texts are equal once case and runs of whitespace are
+   ignored, in the same namespace (a chunk's `metadata.namespace`, else the request's), are
+   one chunk; the later ones are "exact duplicate of X".
+2. Paraphrases: a chunk whose vector is within `semantic_dedup_threshold` (cosine) of an
+   earlier chunk's, *and* whose words overlap it (`paraphrase_overlap` of the shorter
+   one's content words are in the other), says the same thing: "paraphrase of X". Near
+   vectors alone mean the same topic, which rule 3 handles; shared words alone mean
+   nothing.
+3. Topics: agglomerative clustering (scipy) on cosine distance with the request's linkage,
+   cut where the similarity falls below `cluster_threshold`. A cluster's representative
+   (the most relevant; or the one nearest its centroid, or the query; or the longest)
+   stays; the others are "represented by X in cluster N". Clusters are numbered from 1,
+   most relevant first.
+4. Relevance and diversity: with `mmr` on, the representatives are taken by maximal
+   marginal relevance, `lambda x relevance - (1 - lambda) x greatest cosine with a chunk
+   taken`, until `target_k` are taken; the rest are left out for MMR. With it off, the
+   most relevant `target_k` are taken.
+5. Compression (`compress` on): runs of blanks and blank lines shrink to one, and a long
+   structured text (table rows, records, key-value lines) keeps its first lines and a
+   marker saying how many were cut. A text never comes out longer than it came in.
+6. Packing: the taken chunks, in the order taken, go to the packer (`packing`), which
+   counts every block exactly and never exceeds `token_budget`; a chunk that does not fit
+   is "over budget", and a later, smaller one may still fit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from scipy.cluster.hierarchy import fcluster, linkage
+
+from ..core.chunks import (
+    CHUNK_KIND,
+    KeptChunk,
+    OptimizedContext,
+    OptimizeRequest,
+    OptimizeStats,
+    Removal,
+    RemovedChunk,
+    Representative,
+)
+from ..core.models import ContextFragment, ContextRequest, SourceRef
+from ..text.tokens import Tokenizer
+from ..text.words import content_words
+from ._packing_cache import PackingCache
+from .fusion import FusedItem
+from .packing import Packer, PackingPolicy
+from .rendering import renderer_for
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+#: The packer only packs: the order is already chosen, duplicates already gone.
+_PACK_ONLY = PackingPolicy(mmr_lambda=1.0, duplicate_threshold=2.0, depth_values={9: 1.0})
+#: Structured text longer than this many lines is cut to `_STRUCTURED_KEPT` (rule 5).
+_STRUCTURED_LINES = 40
+_STRUCTURED_KEPT = 20
+_STRUCTURED_LINE = re.compile(r"^\s*(?:[|{}\[\]\"]|[\w.\[\]-]+\s*[:=]\s|\S+(?:\s*[,\t]\s*\S+){2,})")
+_BLANKS = re.compile(r"[ \t]+")
+_BLANK_LINES = re.compile(r"\n\s*\n(?:\s*\n)+")
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """The request's vectors, each row L2-normalised: one per chunk, and the query's."""
+
+    chunks: NDArray[np.float32]
+    query: NDArray[np.float32] | None
+    made: int  # how many were embedded here
+    ms: float  # and the time that took
+
+
+def optimize(
+    request: OptimizeRequest,
+    vectors: Embedded,
+    tokenizer: Tokenizer,
+    cache: PackingCache,
+    started: float,
+) -> OptimizedContext:
+    """The module's rules, in order, over a request whose `problem()` is empty."""
+    chunks = request.chunks
+    relevance = _relevance(request, vectors)
+    order = sorted(range(len(chunks)), key=lambda i: (-relevance[i], i))
+    removed: dict[int, RemovedChunk] = {}
+
+    # Rule 1: exact duplicates, per namespace.
+    first: dict[str, int] = {}
+    for i in order:
+        earlier = first.setdefault(_exact_key(request, i), i)
+        if earlier != i:
+            detail = f"exact duplicate of {chunks[earlier].id}"
+            removed[i] = RemovedChunk(
+                id=chunks[i].id,
+                reason=Removal.EXACT_DUPLICATE,
+                by=chunks[earlier].id,
+                cluster=None,
+                detail=detail,
+            )
+    # Rule 2: paraphrases, near in vector and in words.
+    kept: list[int] = []
+    words = {i: content_words(chunks[i].text) for i in order if i not in removed}
+    for i in (i for i in order if i not in removed):
+        for j in kept:
+            cosine = float(vectors.chunks[i] @ vectors.chunks[j])
+            if cosine < request.semantic_dedup_threshold:
+                continue
+            overlap = _overlap(words[i], words[j])
+            if overlap >= request.paraphrase_overlap:
+                detail = (
+                    f"paraphrase of {chunks[j].id}"
+                    f" (cosine {cosine:.2f}, shared words {overlap:.2f})"
+                )
+                removed[i] = RemovedChunk(
+                    id=chunks[i].id,
+                    reason=Removal.PARAPHRASE,
+                    by=chunks[j].id,
+                    cluster=None,
+                    detail=detail,
+                )
+                break
+        else:
+            kept.append(i)
+    # Rule 3: one representative per topic cluster.
+    clusters = _clusters(request, vectors, kept)
+    tokens = {i: tokenizer.count(chunks[i].text) for i in range(len(chunks))}
+    representatives: list[int] = []
+    for number, members in enumerate(clusters, start=1):
+        chosen = _representative(request, vectors, members, tokens)
+        representatives.append(chosen)
+        for i in members:
+            if i != chosen:
+                cosine = float(vectors.chunks[i] @ vectors.chunks[chosen])
+                detail = (
+                    f"represented by {chunks[chosen].id} in cluster {number} (cosine {cosine:.2f})"
+                )
+                removed[i] = RemovedChunk(
+                    id=chunks[i].id,
+                    reason=Removal.CLUSTER,
+                    by=chunks[chosen].id,
+                    cluster=number,
+                    detail=detail,
+                )
+    cluster_of = {i: n for n, members in enumerate(clusters, start=1) for i in members}
+    # Rule 4: MMR (or relevance) under target_k.
+    taken = _taken(request, vectors, representatives, relevance, removed)
+    # Rule 5: compression.
+    texts = {i: _compressed(chunks[i].text) if request.compress else chunks[i].text for i in taken}
+    # Rule 6: the exact-token packer.
+    packed = _pack(request, taken, texts, tokenizer, cache)
+    for i in taken:
+        if i not in packed:
+            removed[i] = RemovedChunk(
+                id=chunks[i].id,
+                reason=Removal.BUDGET,
+                by=None,
+                cluster=cluster_of[i],
+                detail=f"over budget: {packed.reasons[i]}",
+            )
+    kept_chunks = tuple(
+        KeptChunk(
+            id=chunks[i].id,
+            text=texts[i],
+            score=chunks[i].score,
+            tokens=tokens[i] if texts[i] == chunks[i].text else tokenizer.count(texts[i]),
+            cluster=cluster_of[i],
+            compressed=texts[i] != chunks[i].text,
+            metadata=chunks[i].metadata,
+        )
+        for i in packed.order
+    )
+    reasons = [r.reason for r in removed.values()]
+    tokens_in = sum(tokens.values())
+    stats = OptimizeStats(
+        input_chunks=len(chunks),
+        output_chunks=len(kept_chunks),
+        exact_duplicates=reasons.count(Removal.EXACT_DUPLICATE),
+        semantic_duplicates=reasons.count(Removal.PARAPHRASE),
+        clusters=len(clusters),
+        represented=reasons.count(Removal.CLUSTER),
+        mmr_removed=reasons.count(Removal.MMR) + reasons.count(Removal.TARGET_K),
+        budget_skipped=reasons.count(Removal.BUDGET),
+        embedded=vectors.made,
+        tokens_in=tokens_in,
+        tokens_out=packed.tokens,
+        reduction_pct=round(100 * (1 - packed.tokens / tokens_in), 2) if tokens_in else 0.0,
+        embedding_ms=round(vectors.ms, 3),
+        latency_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+    return OptimizedContext(
+        text=packed.text,
+        tokens_used=packed.tokens,
+        budget=request.token_budget,
+        tokenizer=tokenizer.name,
+        output=request.output,
+        chunks=kept_chunks,
+        removed=tuple(removed[i] for i in sorted(removed)),
+        stats=stats,
+    )
+
+
+def _relevance(request: OptimizeRequest, vectors: Embedded) -> list[float]:
+    scores = [chunk.score for chunk in request.chunks]
+    given = [score for score in scores if score is not None]
+    if len(given) == len(scores):
+        low, high = min(given), max(given)
+        if low >= 0:
+            return [score / high if high else 1.0 for score in given]
+        return [(score - low) / (high - low) for score in given]
+    if vectors.query is not None:
+        return [float(value) for value in vectors.chunks @ vectors.query]
+    count = len(scores)
+    return [1.0 - i / count for i in range(count)]
+
+
+def _exact_key(request: OptimizeRequest, index: int) -> str:
+    chunk = request.chunks[index]
+    namespace = str(chunk.metadata.get("namespace", request.namespace))
+    normalised = " ".join(chunk.text.casefold().split())
+    return hashlib.sha256(f"{namespace}\0{normalised}".encode()).hexdigest()
+
+
+def _overlap(one: frozenset[str], other: frozenset[str]) -> float:
+    """The share of the shorter word set found in the other."""
+    shorter = min(len(one), len(other))
+    return len(one & other) / shorter if shorter else 1.0
+
+
+def _clusters(request: OptimizeRequest, vectors: Embedded, kept: Sequence[int]) -> list[list[int]]:
+    """The kept chunks' topic clusters, each most relevant first, in order of their first."""
+    if len(kept) < 2:
+        return [[i] for i in kept]
+    points = vectors.chunks[list(kept)].astype(np.float64)
+    tree = linkage(points, method=request.cluster_linkage.value, metric="cosine")
+    labels = fcluster(tree, t=1.0 - request.cluster_threshold, criterion="distance")
+    clusters: dict[int, list[int]] = {}
+    for i, label in zip(kept, labels.tolist(), strict=True):
+        clusters.setdefault(int(label), []).append(i)
+    return list(clusters.values())
+
+
+def _representative(
+    request: OptimizeRequest, vectors: Embedded, members: list[int], tokens: dict[int, int]
+) -> int:
+    """The chunk that speaks for a cluster; ties go to the more relevant."""
+    choice = request.representative
+    if choice is Representative.LONGEST:
+        return max(members, key=lambda i: (tokens[i], -members.index(i)))
+    if choice is Representative.AUTO or len(members) == 1:
+        return members[0]
+    if choice is Representative.CENTROID:
+        target = vectors.chunks[members].mean(axis=0)
+    else:
+        assert vectors.query is not None  # the request's problem() says so
+        target = vectors.query
+    closeness = vectors.chunks[members] @ target
+    return members[int(np.argmax(closeness))]  # argmax takes the first of equals
+
+
+def _taken(
+    request: OptimizeRequest,
+    vectors: Embedded,
+    candidates: list[int],
+    relevance: list[float],
+    removed: dict[int, RemovedChunk],
+) -> list[int]:
+    """Rule 4: the candidates taken, in the order taken; the rest recorded as removed."""
+    limit = request.target_k or len(candidates)
+    if not request.mmr:
+        for i in candidates[limit:]:
+            removed[i] = RemovedChunk(
+                id=request.chunks[i].id,
+                reason=Removal.TARGET_K,
+                by=None,
+                cluster=None,
+                detail=f"beyond the {limit} most relevant (target_k)",
+            )
+        return candidates[:limit]
+    lam = request.mmr_lambda
+    taken: list[int] = []
+    greatest = dict.fromkeys(candidates, -1.0)  # candidate -> its greatest cosine with `taken`
+    left = list(candidates)
+    while left and len(taken) < limit:
+        values = [lam * relevance[i] - (1 - lam) * max(greatest[i], 0.0) for i in left]
+        best = left.pop(int(np.argmax(values)))
+        taken.append(best)
+        for i in left:
+            greatest[i] = max(greatest[i], float(vectors.chunks[i] @ vectors.chunks[best]))
+    for i in left:
+        removed[i] = RemovedChunk(
+            id=request.chunks[i].id,
+            reason=Removal.MMR,
+            by=None,
+            cluster=None,
+            detail=f"MMR: {limit} chunks more relevant or more diverse were taken (target_k)",
+        )
+    return taken
+
+
+def _compressed(text: str) -> str:
+    """Rule 5; never longer than `text`."""
+    shorter = _BLANK_LINES.sub(
+        "\n\n", "\n".join(_BLANKS.sub(" ", line).rstrip() for line in text.split("\n"))
+    )
+    lines = shorter.split("\n")
+    filled = [line for line in lines if line.strip()]
+    structured = sum(1 for line in filled if _STRUCTURED_LINE.match(line))
+    if len(lines) > _STRUCTURED_LINES and structured * 2 > len(filled):
+        cut = len(lines) - _STRUCTURED_KEPT
+        shorter = "\n".join([*lines[:_STRUCTURED_KEPT], f"[... {cut} more lines cut]"])
+    return shorter if len(shorter) < len(text) else text
+
+
+@dataclass(frozen=True)
+class _Packed:
+    order: tuple[int, ...]  # chunk positions, as packed
+    reasons: dict[int, str]  # chunk position -> why it was left out
+    text: str
+    tokens: int
+
+    def __contains__(self, index: object) -> bool:
+        return index in self.order
+
+
+def _pack(
+    request: OptimizeRequest,
+    taken: list[int],
+    texts: dict[int, str],
+    tokenizer: Tokenizer,
+    cache: PackingCache,
+) -> _Packed:
+    """Rule 6: the taken chunks as fragments, scored by their place, through the packer."""
+    items = [
+        FusedItem(_fragment(request, i, texts[i], tokenizer), float(len(taken) - place), ())
+        for place, i in enumerate(taken)
+    ]
+    context = ContextRequest(
+        query=request.query or "optimise", budget=request.token_budget, output=request.output
+    )
+    packer = Packer(renderer_for(request.output), tokenizer, _PACK_ONLY, cache)
+    packed = packer.pack(items, context, lambda uri: ())
+    position = {request.chunks[i].id: i for i in taken}
+    return _Packed(
+        order=tuple(position[selected.fragment.id] for selected in packed.selected),
+        reasons={position[fragment_id]: reason for fragment_id, _, reason in packed.dropped},
+        text=packed.rendered.text,
+        tokens=packed.tokens_used,
+    )
+
+
+def _fragment(
+    request: OptimizeRequest, index: int, text: str, tokenizer: Tokenizer
+) -> ContextFragment:
+    """A chunk as the packer and renderers take fragments: its id as its path, its
+    metadata's `title` (when a string) as its title.
+    """
+    chunk = request.chunks[index]
+    uri = f"chunk://{request.namespace}/{chunk.id}"
+    title = chunk.metadata.get("title")
+    return ContextFragment(
+        id=chunk.id,
+        uko_uri=uri,
+        detail_depth=9,
+        text=text,
+        token_count=0,  # the packer counts the rendered block itself
+        source=SourceRef(
+            uri=uri, path=chunk.id, start_line=1, end_line=text.count("\n") + 1, kind=CHUNK_KIND
+        ),
+        content_hash=hashlib.sha256(text.encode()).hexdigest(),
+        metadata={"title": title} if isinstance(title, str) else {},
+    )
