@@ -40,7 +40,7 @@ Health, Readiness, The Strategies And The Schema Are Published
     Should Be Equal    ${names}    ${{ ["breadth-depth-navigator", "recency", "relevance", "semantic-embedding", "simple-keyword", "tiered"] }}
     ${schema}=    Call The Service    GET    /openapi.json
     ${paths}=    Evaluate    sorted($schema.json()["paths"])
-    Should Be Equal    ${paths}    ${{ ["/healthz", "/metrics", "/readyz", "/v1/assemble", "/v1/chat/assemble", "/v1/graph/node", "/v1/index", "/v1/jobs/{job_id}", "/v1/memory", "/v1/memory/{item_id}", "/v1/pins", "/v1/strategies"] }}
+    Should Be Equal    ${paths}    ${{ ["/healthz", "/metrics", "/readyz", "/v1/assemble", "/v1/chat/assemble", "/v1/graph/node", "/v1/index", "/v1/jobs/{job_id}", "/v1/memory", "/v1/memory/{item_id}", "/v1/optimize", "/v1/pins", "/v1/strategies"] }}
     [Teardown]    The Service Is Stopped
 
 A Session's Memory Is Kept, Seen Only By That Session, And Forgotten

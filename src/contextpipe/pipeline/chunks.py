@@ -76,5 +76,9 @@ def chunk_vectors(request: OptimizeRequest, embedder: Embedder, enabled: bool) -
 
 
 def _unit(vector: Sequence[float]) -> NDArray[np.float32]:
-    array = np.asarray(vector, dtype=np.float32)
+    """`vector` scaled to length 1, in float64 first: a value near float32's limit (or
+    float64's) would otherwise overflow the norm.
+    """
+    array = np.asarray(vector, dtype=np.float64)
+    array /= np.abs(array).max()
     return (array / np.linalg.norm(array)).astype(np.float32)
