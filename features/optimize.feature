@@ -182,5 +182,5 @@ Feature: Bring your own chunks: what a caller's retriever found, without repeats
       | {"token_budget": 0}                                                       | token_budget: Input should be greater than 0               |
       | {"chunks": [{"id": "c1", "text": "a", "embedding": [1, 0]}, {"id": "c2", "text": "b", "embedding": [1, 0, 0]}]} | chunk 'c2' embedding: 3 values, but chunk 'c1' embedding has 2 |
       | {"query_embedding": [0, 0, 0]}                                            | query_embedding: all zeros                                 |
-      | {"query_embedding": [NaN, 1, 0]}                                          | query_embedding: holds a value that is not a finite number |
+      | {"query_embedding": [1, NaN, 0]}                                          | query_embedding.1: Input should be a finite number         |
       | {"chunks": [{"id": "c1", "text": "a", "embedding": [1, 2]}, {"id": "c2", "text": "b"}]} | chunk 'c2' has no embedding, and the given ones (2 values) are not of the embedder minilm (384) |

@@ -1,7 +1,7 @@
 *** Settings ***
 Documentation       Bring your own chunks, as a RAG application in another language does: the
 ...                 chunks its retriever found, posted to `/v1/optimize` of a running service,
-...                 and the same file given to `contextpipe optimize`. Both leave out the same
+...                 and the same file given to `contextpipe optimize` and `Client.optimize`. Both leave out the same
 ...                 exact duplicates and paraphrases, keep the same chunks within the budget,
 ...                 and name the chunk and field of bad input in one line (422, exit status 1).
 Library             resources/Service.py
@@ -32,6 +32,11 @@ The Service Leaves Out What The Command Line Leaves Out
     ...    ${{ {"aspirin-copy": ("exact_duplicate", "aspirin"), "aspirin-paraphrase": ("paraphrase", "aspirin")} }}
     Should Fit In Budget    ${served}[text]    200
     Should Be Equal As Integers    ${served}[stats][embedded]    6    # five chunks and the query
+    ${client}=    A Client
+    ${remote}=    Call Method    ${client}    optimize    ${body}
+    Should Be Equal    ${remote.text}    ${served}[text]
+    Should Be Equal    ${{ [r.detail for r in $remote.removed] }}    ${{ [r["detail"] for r in $served["removed"]] }}
+    Call Method    ${client}    close
     [Teardown]    The Service Is Stopped
 
 The Command Line Prints The Context And Says What It Left Out

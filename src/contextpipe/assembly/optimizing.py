@@ -47,6 +47,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 
 from ..core.chunks import (
     CHUNK_KIND,
+    Chunk,
     KeptChunk,
     OptimizedContext,
     OptimizeRequest,
@@ -97,81 +98,78 @@ def optimize(
     chunks = request.chunks
     relevance = _relevance(request, vectors)
     order = sorted(range(len(chunks)), key=lambda i: (-relevance[i], i))
+    cosines = vectors.chunks @ vectors.chunks.T
     removed: dict[int, RemovedChunk] = {}
 
+    def remove(i: int, reason: Removal, by: int | None, cluster: int | None, detail: str) -> None:
+        by_id = None if by is None else chunks[by].id
+        removed[i] = RemovedChunk(
+            id=chunks[i].id, reason=reason, by=by_id, cluster=cluster, detail=detail
+        )
+
     # Rule 1: exact duplicates, per namespace.
-    first: dict[str, int] = {}
+    first: dict[tuple[str, str], int] = {}
     for i in order:
         earlier = first.setdefault(_exact_key(request, i), i)
         if earlier != i:
-            detail = f"exact duplicate of {chunks[earlier].id}"
-            removed[i] = RemovedChunk(
-                id=chunks[i].id,
-                reason=Removal.EXACT_DUPLICATE,
-                by=chunks[earlier].id,
-                cluster=None,
-                detail=detail,
+            remove(
+                i,
+                Removal.EXACT_DUPLICATE,
+                earlier,
+                None,
+                f"exact duplicate of {chunks[earlier].id}",
             )
     # Rule 2: paraphrases, near in vector and in words.
     kept: list[int] = []
-    words = {i: content_words(chunks[i].text) for i in order if i not in removed}
+    words: dict[int, frozenset[str]] = {}
     for i in (i for i in order if i not in removed):
-        for j in kept:
-            cosine = float(vectors.chunks[i] @ vectors.chunks[j])
-            if cosine < request.semantic_dedup_threshold:
-                continue
-            overlap = _overlap(words[i], words[j])
+        near = np.flatnonzero(cosines[i, kept] >= request.semantic_dedup_threshold)
+        for j in (kept[n] for n in near.tolist()):
+            overlap = _overlap(words, chunks, i, j)
             if overlap >= request.paraphrase_overlap:
                 detail = (
                     f"paraphrase of {chunks[j].id}"
-                    f" (cosine {cosine:.2f}, shared words {overlap:.2f})"
+                    f" (cosine {cosines[i, j]:.2f}, shared words {overlap:.2f})"
                 )
-                removed[i] = RemovedChunk(
-                    id=chunks[i].id,
-                    reason=Removal.PARAPHRASE,
-                    by=chunks[j].id,
-                    cluster=None,
-                    detail=detail,
-                )
+                remove(i, Removal.PARAPHRASE, j, None, detail)
                 break
         else:
             kept.append(i)
     # Rule 3: one representative per topic cluster.
     clusters = _clusters(request, vectors, kept)
     tokens = {i: tokenizer.count(chunks[i].text) for i in range(len(chunks))}
+    cluster_of: dict[int, int] = {}
     representatives: list[int] = []
     for number, members in enumerate(clusters, start=1):
         chosen = _representative(request, vectors, members, tokens)
         representatives.append(chosen)
         for i in members:
+            cluster_of[i] = number
             if i != chosen:
-                cosine = float(vectors.chunks[i] @ vectors.chunks[chosen])
                 detail = (
-                    f"represented by {chunks[chosen].id} in cluster {number} (cosine {cosine:.2f})"
+                    f"represented by {chunks[chosen].id} in cluster {number}"
+                    f" (cosine {cosines[i, chosen]:.2f})"
                 )
-                removed[i] = RemovedChunk(
-                    id=chunks[i].id,
-                    reason=Removal.CLUSTER,
-                    by=chunks[chosen].id,
-                    cluster=number,
-                    detail=detail,
-                )
-    cluster_of = {i: n for n, members in enumerate(clusters, start=1) for i in members}
+                remove(i, Removal.CLUSTER, chosen, number, detail)
     # Rule 4: MMR (or relevance) under target_k.
-    taken = _taken(request, vectors, representatives, relevance, removed)
+    limit = request.target_k or len(representatives)
+    if request.mmr:
+        taken = _mmr(representatives, relevance, cosines, request.mmr_lambda, limit)
+        detail = f"MMR: {limit} chunks more relevant or more diverse were taken (target_k)"
+        reason = Removal.MMR
+    else:
+        taken = representatives[:limit]
+        detail, reason = f"beyond the {limit} most relevant (target_k)", Removal.TARGET_K
+    for i in representatives:
+        if i not in taken:
+            remove(i, reason, None, cluster_of[i], detail)
     # Rule 5: compression.
     texts = {i: _compressed(chunks[i].text) if request.compress else chunks[i].text for i in taken}
     # Rule 6: the exact-token packer.
     packed = _pack(request, taken, texts, tokenizer, cache)
     for i in taken:
         if i not in packed:
-            removed[i] = RemovedChunk(
-                id=chunks[i].id,
-                reason=Removal.BUDGET,
-                by=None,
-                cluster=cluster_of[i],
-                detail=f"over budget: {packed.reasons[i]}",
-            )
+            remove(i, Removal.BUDGET, None, cluster_of[i], f"over budget: {packed.reasons[i]}")
     kept_chunks = tuple(
         KeptChunk(
             id=chunks[i].id,
@@ -228,17 +226,23 @@ def _relevance(request: OptimizeRequest, vectors: Embedded) -> list[float]:
     return [1.0 - i / count for i in range(count)]
 
 
-def _exact_key(request: OptimizeRequest, index: int) -> str:
+def _exact_key(request: OptimizeRequest, index: int) -> tuple[str, str]:
+    """A chunk's namespace and its text with case and runs of whitespace ignored."""
     chunk = request.chunks[index]
     namespace = str(chunk.metadata.get("namespace", request.namespace))
-    normalised = " ".join(chunk.text.casefold().split())
-    return hashlib.sha256(f"{namespace}\0{normalised}".encode()).hexdigest()
+    return namespace, " ".join(chunk.text.casefold().split())
 
 
-def _overlap(one: frozenset[str], other: frozenset[str]) -> float:
-    """The share of the shorter word set found in the other."""
-    shorter = min(len(one), len(other))
-    return len(one & other) / shorter if shorter else 1.0
+def _overlap(words: dict[int, frozenset[str]], chunks: Sequence[Chunk], i: int, j: int) -> float:
+    """The share of the shorter text's content words found in the other (`words` keeps
+    each chunk's once read).
+    """
+    for k in (i, j):
+        if k not in words:
+            words[k] = content_words(chunks[k].text)
+    ones, others = words[i], words[j]
+    shorter = min(len(ones), len(others))
+    return len(ones & others) / shorter if shorter else 1.0
 
 
 def _clusters(request: OptimizeRequest, vectors: Embedded, kept: Sequence[int]) -> list[list[int]]:
@@ -272,43 +276,23 @@ def _representative(
     return members[int(np.argmax(closeness))]  # argmax takes the first of equals
 
 
-def _taken(
-    request: OptimizeRequest,
-    vectors: Embedded,
+def _mmr(
     candidates: list[int],
     relevance: list[float],
-    removed: dict[int, RemovedChunk],
+    cosines: NDArray[np.float32],
+    lam: float,
+    limit: int,
 ) -> list[int]:
-    """Rule 4: the candidates taken, in the order taken; the rest recorded as removed."""
-    limit = request.target_k or len(candidates)
-    if not request.mmr:
-        for i in candidates[limit:]:
-            removed[i] = RemovedChunk(
-                id=request.chunks[i].id,
-                reason=Removal.TARGET_K,
-                by=None,
-                cluster=None,
-                detail=f"beyond the {limit} most relevant (target_k)",
-            )
-        return candidates[:limit]
-    lam = request.mmr_lambda
+    """Rule 4's greedy: the candidates taken, in the order taken."""
+    left = np.asarray(candidates, dtype=np.intp)
+    gain = lam * np.asarray(relevance, dtype=np.float64)[left]
+    greatest = np.zeros(len(left))  # each candidate's greatest cosine with those taken
     taken: list[int] = []
-    greatest = dict.fromkeys(candidates, -1.0)  # candidate -> its greatest cosine with `taken`
-    left = list(candidates)
-    while left and len(taken) < limit:
-        values = [lam * relevance[i] - (1 - lam) * max(greatest[i], 0.0) for i in left]
-        best = left.pop(int(np.argmax(values)))
-        taken.append(best)
-        for i in left:
-            greatest[i] = max(greatest[i], float(vectors.chunks[i] @ vectors.chunks[best]))
-    for i in left:
-        removed[i] = RemovedChunk(
-            id=request.chunks[i].id,
-            reason=Removal.MMR,
-            by=None,
-            cluster=None,
-            detail=f"MMR: {limit} chunks more relevant or more diverse were taken (target_k)",
-        )
+    while len(left) and len(taken) < limit:
+        best = int(np.argmax(gain - (1 - lam) * greatest))  # the first of equals
+        taken.append(int(left[best]))
+        left, gain, greatest = (np.delete(a, best) for a in (left, gain, greatest))
+        greatest = np.maximum(greatest, cosines[left, taken[-1]])
     return taken
 
 

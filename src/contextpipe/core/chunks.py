@@ -9,13 +9,15 @@ their calls.
 
 from __future__ import annotations
 
-import math
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from .formats import OutputFormat
+
+#: A vector: finite numbers only.
+Vector = tuple[Annotated[float, Field(allow_inf_nan=False)], ...]
 
 #: The source kind of a caller's chunk, as the packer and renderers see it.
 CHUNK_KIND = "chunk"
@@ -48,7 +50,7 @@ class Chunk(BaseModel):
     score: float | None = Field(
         default=None, allow_inf_nan=False, description="The retriever's score; higher is better."
     )
-    embedding: tuple[float, ...] | None = Field(
+    embedding: Vector | None = Field(
         default=None, min_length=1, description="The chunk's vector; embedded here when absent."
     )
     metadata: dict[str, Any] = Field(default_factory=dict[str, Any])
@@ -61,7 +63,7 @@ class OptimizeRequest(BaseModel):
 
     chunks: tuple[Chunk, ...] = Field(min_length=1)
     query: str | None = Field(default=None, min_length=1)
-    query_embedding: tuple[float, ...] | None = Field(default=None, min_length=1)
+    query_embedding: Vector | None = Field(default=None, min_length=1)
     namespace: str = Field(
         default="default", min_length=1, description="Exact duplicates are per namespace."
     )
@@ -95,9 +97,9 @@ class OptimizeRequest(BaseModel):
     output: OutputFormat = OutputFormat.MARKDOWN
 
     def problem(self) -> str:
-        """What is wrong across the fields ('' when nothing): a repeated id, a vector that
-        is not finite, all zeros, or of another dimension than the rest; a choice that
-        needs a query without one.
+        """What is wrong across the fields ('' when nothing): a repeated id, a vector of
+        zeros or of another dimension than the rest; a choice that needs a query without
+        one. (A value that is not a finite number is a validation error of its own.)
         """
         asks = self.query is not None or self.query_embedding is not None
         if self.representative is Representative.QUERY and not asks:
@@ -114,8 +116,6 @@ class OptimizeRequest(BaseModel):
         for where, vector in [*vectors, ("query_embedding", self.query_embedding)]:
             if vector is None:
                 continue
-            if not all(math.isfinite(value) for value in vector):
-                return f"{where}: holds a value that is not a finite number"
             if not any(vector):
                 return f"{where}: all zeros, it points nowhere"
             if dimension is None:

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, Self, cast
 
 import httpx
+from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from .. import (
@@ -32,6 +33,8 @@ from .. import (
     ContextRequest,
     MemoryItem,
     MemoryScope,
+    OptimizedContext,
+    OptimizeRequest,
 )
 
 
@@ -58,13 +61,13 @@ class Client:
 
     def assemble_chat(self, request: ChatRequest | Mapping[str, Any]) -> ChatContext:
         """`Pipeline.assemble_chat` in the service."""
-        body = (
-            request.model_dump(mode="json", exclude_unset=True)
-            if isinstance(request, ChatRequest)
-            else request
-        )
-        answer = self._call("POST", "/v1/chat/assemble", json=to_jsonable_python(body))
+        answer = self._call("POST", "/v1/chat/assemble", json=_body(request))
         return ChatContext.model_validate_json(answer.content)
+
+    def optimize(self, request: OptimizeRequest | Mapping[str, Any]) -> OptimizedContext:
+        """`Pipeline.optimize` in the service."""
+        answer = self._call("POST", "/v1/optimize", json=_body(request))
+        return OptimizedContext.model_validate_json(answer.content)
 
     def remember(
         self,
@@ -157,3 +160,10 @@ def _detail(answer: httpx.Response) -> str:
         )
     retry = answer.headers.get("retry-after")
     return f"{detail} (retry after {retry} s)" if retry else str(detail)
+
+
+def _body(request: BaseModel | Mapping[str, Any]) -> Any:
+    """A request model's fields as the caller set them, or its fields as given, as JSON."""
+    if isinstance(request, BaseModel):
+        return request.model_dump(mode="json", exclude_unset=True)
+    return to_jsonable_python(request)

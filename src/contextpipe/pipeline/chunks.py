@@ -6,7 +6,6 @@ imports on the first optimize request only: a CLI question needs neither.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,41 +43,42 @@ def chunk_vectors(request: OptimizeRequest, embedder: Embedder, enabled: bool) -
     the embedder's dimension, every chunk must bring one (and the query, when needed).
     """
     started = time.perf_counter()
-    given = [chunk.embedding for chunk in request.chunks]
-    needed = [chunk.text for chunk in request.chunks if chunk.embedding is None]
-    wanted = bool(needed) or request.representative is Representative.QUERY
-    wanted = wanted or any(chunk.score is None for chunk in request.chunks)
+    chunks = request.chunks
+    missing = [i for i, chunk in enumerate(chunks) if chunk.embedding is None]
+    wanted = bool(missing) or request.representative is Representative.QUERY
+    wanted = wanted or any(chunk.score is None for chunk in chunks)
     ask = request.query if request.query_embedding is None and wanted else None
-    if ask is not None:
-        needed.append(ask)
-    made: NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
+    needed = [chunks[i].text for i in missing] + ([ask] if ask is not None else [])
+    given = [chunk.embedding for chunk in chunks if chunk.embedding is not None]
+    if request.query_embedding is not None:
+        given.append(request.query_embedding)
+    dimension = len(given[0]) if given else embedder.dimension
     if needed:
-        missing = next((c.id for c in request.chunks if c.embedding is None), None)
-        what = f"chunk {missing!r}" if missing is not None else "the query"
+        what = f"chunk {chunks[missing[0]].id!r}" if missing else "the query"
         if not enabled:
             raise EmbedderError(f"optimize request: {what} has no embedding and {DISABLED}")
-        theirs = next((v for v in (*given, request.query_embedding) if v is not None), None)
-        if theirs is not None and len(theirs) != embedder.dimension:
+        if dimension != embedder.dimension:
             raise EmbedderError(
-                f"optimize request: {what} has no embedding, and the given ones ({len(theirs)}"
+                f"optimize request: {what} has no embedding, and the given ones ({dimension}"
                 f" values) are not of the embedder {embedder.name} ({embedder.dimension}):"
                 " give every chunk and the query an embedding, or none"
             )
-        made = embedder.embed(needed)
-    rows = iter(made)
-    chunks = np.stack([_unit(v) if v is not None else next(rows) for v in given])
-    query = None
+    # Rows: the chunks in order, then the query (when it has a vector).
+    rows = np.empty((len(chunks) + 1, dimension), dtype=np.float32)
+    has = [i for i, chunk in enumerate(chunks) if chunk.embedding is not None]
     if request.query_embedding is not None:
-        query = _unit(request.query_embedding)
-    elif ask is not None:
-        query = next(rows)
-    return Embedded(chunks, query, len(needed), (time.perf_counter() - started) * 1000)
+        has.append(len(chunks))
+    if given:
+        rows[has] = _units(np.asarray(given, dtype=np.float64))
+    if needed:
+        rows[missing + ([len(chunks)] if ask is not None else [])] = embedder.embed(needed)
+    query = rows[-1] if request.query_embedding is not None or ask is not None else None
+    return Embedded(rows[:-1], query, len(needed), (time.perf_counter() - started) * 1000)
 
 
-def _unit(vector: Sequence[float]) -> NDArray[np.float32]:
-    """`vector` scaled to length 1, in float64 first: a value near float32's limit (or
+def _units(vectors: NDArray[np.float64]) -> NDArray[np.float32]:
+    """Each row scaled to length 1, in float64 first: a value near float32's limit (or
     float64's) would otherwise overflow the norm.
     """
-    array = np.asarray(vector, dtype=np.float64)
-    array /= np.abs(array).max()
-    return (array / np.linalg.norm(array)).astype(np.float32)
+    vectors = vectors / np.abs(vectors).max(axis=1, keepdims=True)
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
