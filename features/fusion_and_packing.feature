@@ -169,6 +169,16 @@ Feature: Fusing what strategies propose and packing it into the budget
       | 0.75   | budget, other, similar  |
       | 1.0    | budget, similar, other  |
 
+  Scenario: A request sets its own mmr_lambda, over the configured one
+    Given the setting "packing.mmr_lambda" is 1.0
+    And a strategy "first" that proposes:
+      | fragment | path     | lines | text                                                    |
+      | budget   | a.md     | 1-3   | alpha beta gamma delta epsilon zeta eta theta iota kappa |
+      | similar  | b.md     | 1-3   | alpha beta gamma delta epsilon zeta eta lambda mu nu     |
+      | other    | c.md     | 1-3   | packing renders markdown headers with paths and lines    |
+    When I ask for "budgets" within 1000 tokens with an mmr_lambda of 0.75
+    Then the context holds the fragments "budget, other, similar" in this order
+
   Scenario: Fragments scored below packing.min_score are left out as below threshold
     Given the setting "packing.min_score" is 0.15
     And a strategy "first" that proposes:

@@ -83,6 +83,11 @@ def ask_with_deadline(context: Context, query: str, budget: int, deadline: int) 
     assemble(context, context.request)
 
 
+@when('I ask for "{query}" within {budget:d} tokens with an mmr_lambda of {lam:g}')
+def ask_with_lambda(context: Context, query: str, budget: int, lam: float) -> None:
+    assemble(context, query, budget=budget, mmr_lambda=lam)
+
+
 @when('I ask for "{query}" within {budget:d} tokens {times:d} times with the collector off')
 def ask_collector_off(context: Context, query: str, budget: int, times: int) -> None:
     ask(context, query, budget)  # what the first request loads once is not garbage

@@ -261,6 +261,13 @@ class ContextRequest(BaseModel):
         description="Fragment ids to leave out: what the caller was given already (an"
         " earlier page).",
     )
+    mmr_lambda: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Packing's MMR trade-off for this request (1 = relevance only, 0 ="
+        " diversity only); default `[packing] mmr_lambda`.",
+    )
     prefer_source: bool = Field(
         default=False,
         description=(

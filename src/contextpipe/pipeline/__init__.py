@@ -30,7 +30,7 @@ from ..assembly.executor import PlannedRun, RetrievalMemo, RunOutcome, StrategyE
 from ..assembly.fusion import RankedList, fuse
 from ..assembly.packing import Packer, PackingCache, PackingPolicy
 from ..assembly.planning import Plan, Planner
-from ..assembly.rendering import Renderer, renderer_for
+from ..assembly.rendering import renderer_for
 from ..assembly.reporting import assembled_context, log_assembly
 from ..assembly.variants import RequestVariants
 from ..config import (
@@ -438,7 +438,7 @@ class Pipeline:
         backends = self._backends(request.scope)
         variants = RequestVariants(backends.fragments, request.filters)
         checks = CandidateChecks(tokenizer, request.budget, variants)
-        packer = self._packer(renderer_for(request.output), tokenizer, checks)
+        packer = self._packer(request, tokenizer, checks)
         timings: dict[str, float] = {}
 
         deadline = request.deadline_ms or self.settings.executor.deadline_ms
@@ -621,8 +621,14 @@ class Pipeline:
             answers.append(_Answer(taken.report, ranked, taken.dropped))
         return answers
 
-    def _packer(self, renderer: Renderer, tokenizer: Tokenizer, checks: CandidateChecks) -> Packer:
+    def _packer(
+        self, request: ContextRequest, tokenizer: Tokenizer, checks: CandidateChecks
+    ) -> Packer:
+        """The packer of one request: `[packing]`, with the request's own MMR trade-off."""
         policy = PackingPolicy.from_settings(self.settings.packing)
+        if request.mmr_lambda is not None:
+            policy = replace(policy, mmr_lambda=request.mmr_lambda)
+        renderer = renderer_for(request.output)
         # Acceptance counted every candidate's text already: packing reuses the counts.
         return Packer(renderer, tokenizer, policy, self._packing_cache, checks.counted)
 

@@ -36,6 +36,7 @@ from ._base import CliContext, errors, fail, format_option, iso_time
     multiple=True,
     help="Start from this node URI, path, path:line, dotted name or symbol (repeatable).",
 )
+@click.option("--mmr-lambda", type=float, help="MMR trade-off (default: packing.mmr_lambda).")
 @click.option(
     "--prefer-source",
     is_flag=True,
@@ -56,6 +57,7 @@ def query(
     user: str | None,
     as_of: str | None,
     focus: tuple[str, ...],
+    mmr_lambda: float | None,
     prefer_source: bool,
 ) -> None:
     """Assemble context for QUERY within the budget and print it.
@@ -81,6 +83,7 @@ def query(
             user=user,
             as_of=iso_time(as_of, "--as-of"),
             focus=focus,
+            mmr_lambda=mmr_lambda,
             prefer_source=prefer_source,
         )
     if output_format == OutputFormat.JSON:
