@@ -188,6 +188,15 @@ def eval_locomo(session: nox.Session) -> None:
 
 
 @nox.session
+def optimize_report(session: nox.Session) -> None:
+    """What `optimize` buys on SciFact train and LoCoMo dev against top-k packing (heavy:
+    the corpus is embedded once, then kept in ~/.cache/cp-optimize).
+    """
+    _models(session)
+    session.run("python", "-m", "benchmarks.optimize_report", *session.posargs)
+
+
+@nox.session
 def fileloc(session: nox.Session) -> None:
     """`contextpipe eval fileloc` on the shared fileloc data (`$CONTEXTPIPE_EVAL_DATA` or
     ../shared/data, folder `fileloc/`): click's and httpx's first 300 tasks, issue 10's

@@ -77,8 +77,8 @@ Feature: Bring your own chunks: what a caller's retriever found, without repeats
       # Near vectors, few shared words: one topic cluster, no paraphrases.
       | id    | text                                                                  | score | vector       |
       | short | Caching cuts latency.                                                  | 0.9   | 1,0,0        |
-      | long  | A store in front of the database answers repeated reads much faster.   | 0.6   | 0.96,0.28,0  |
-      | mid   | Hot keys are served from memory.                                       | 0.7   | 0.96,-0.28,0 |
+      | long  | A store in front of the database answers repeated reads much faster.   | 0.6   | 0.98,0.2,0   |
+      | mid   | Hot keys are served from memory.                                       | 0.7   | 0.98,-0.2,0  |
     When I optimize them for "why cache" within 200 tokens with the options:
       """
       {"representative": "<representative>", "query_embedding": [0.96, 0.28, 0]}

@@ -166,7 +166,7 @@ def optimize(
     # Rule 5: compression.
     texts = {i: _compressed(chunks[i].text) if request.compress else chunks[i].text for i in taken}
     # Rule 6: the exact-token packer.
-    packed = _pack(request, taken, texts, tokenizer, cache)
+    packed = _pack(request, taken, texts, tokens, tokenizer, cache)
     for i in taken:
         if i not in packed:
             remove(i, Removal.BUDGET, None, cluster_of[i], f"over budget: {packed.reasons[i]}")
@@ -284,15 +284,16 @@ def _mmr(
     limit: int,
 ) -> list[int]:
     """Rule 4's greedy: the candidates taken, in the order taken."""
-    left = np.asarray(candidates, dtype=np.intp)
-    gain = lam * np.asarray(relevance, dtype=np.float64)[left]
-    greatest = np.zeros(len(left))  # each candidate's greatest cosine with those taken
+    among = np.asarray(candidates, dtype=np.intp)
+    gain = lam * np.asarray(relevance, dtype=np.float64)[among]
+    greatest = np.zeros(len(among))  # each candidate's greatest cosine with those taken
     taken: list[int] = []
-    while len(left) and len(taken) < limit:
-        best = int(np.argmax(gain - (1 - lam) * greatest))  # the first of equals
-        taken.append(int(left[best]))
-        left, gain, greatest = (np.delete(a, best) for a in (left, gain, greatest))
-        greatest = np.maximum(greatest, cosines[left, taken[-1]])
+    while len(taken) < min(limit, len(among)):
+        values = gain - (1 - lam) * greatest
+        best = int(np.argmax(values))  # the first of equals
+        taken.append(int(among[best]))
+        gain[best] = -np.inf  # taken: never again
+        greatest = np.maximum(greatest, cosines[among, taken[-1]])
     return taken
 
 
@@ -325,10 +326,13 @@ def _pack(
     request: OptimizeRequest,
     taken: list[int],
     texts: dict[int, str],
+    tokens: dict[int, int],
     tokenizer: Tokenizer,
     cache: PackingCache,
 ) -> _Packed:
-    """Rule 6: the taken chunks as fragments, scored by their place, through the packer."""
+    """Rule 6: the taken chunks as fragments, scored by their place, through the packer,
+    which reuses the counts of the texts (`tokens`) that compression left as they were.
+    """
     items = [
         FusedItem(_fragment(request, i, texts[i], tokenizer), float(len(taken) - place), ())
         for place, i in enumerate(taken)
@@ -336,7 +340,10 @@ def _pack(
     context = ContextRequest(
         query=request.query or "optimise", budget=request.token_budget, output=request.output
     )
-    packer = Packer(renderer_for(request.output), tokenizer, _PACK_ONLY, cache)
+    counted = {request.chunks[i].id: tokens[i] for i in taken if texts[i] == request.chunks[i].text}
+    packer = Packer(
+        renderer_for(request.output), tokenizer, _PACK_ONLY, cache, lambda f: counted.get(f.id)
+    )
     packed = packer.pack(items, context, lambda uri: ())
     position = {request.chunks[i].id: i for i in taken}
     return _Packed(
