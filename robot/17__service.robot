@@ -91,7 +91,7 @@ Bad Requests Get One Line Naming What To Fix, And Change Nothing
     Should Be Equal As Integers    ${listed.status_code}    422
     ${broken}=    Call The Service    POST    /v1/memory    {"text": "half a note
     Should Be Equal As Integers    ${broken.status_code}    422
-    ${huge}=    Evaluate    json.dumps({"query": "x" * 2_000_000, "budget": 300})    modules=json
+    ${huge}=    Evaluate    json.dumps({"query": "x" * 17_000_000, "budget": 300})    modules=json
     ${over}=    Call The Service    POST    /v1/assemble    ${huge}
     Should Be Equal As Integers    ${over.status_code}    413
     Should Contain    ${over.json()}[detail]    service.max_body_bytes

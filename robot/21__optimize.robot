@@ -47,6 +47,17 @@ The Command Line Prints The Context And Says What It Left Out
     Should Start With    ${run.stderr}    -- 3 of 5 chunks,
     Should Contain    ${run.stderr}    1 exact duplicates, 1 paraphrases
 
+A Retriever's Fifty Chunks With Their 1,536-Dimension Vectors Are Taken In
+    [Documentation]    About 1.5 MB of JSON: what an application using a common embedding API
+    ...    sends with every question.
+    [Setup]    The Service Is Started And Ready
+    ${body}=    Evaluate    {"chunks": [{"id": f"c{i}", "text": f"chunk {i} about backups and restores", "score": 1 - i / 50, "embedding": [random.Random(i * 1536 + j).uniform(-1, 1) for j in range(1536)]} for i in range(50)], "token_budget": 500}    modules=random
+    ${answer}=    Call The Service    POST    /v1/optimize    ${body}
+    Should Be Equal As Integers    ${answer.status_code}    200    ${answer.text}
+    Should Be True    len($answer.json()["chunks"]) > 0
+    Should Fit In Budget    ${answer.json()}[text]    500
+    [Teardown]    The Service Is Stopped
+
 Bad Chunks Are Named, Over HTTP And At The Command Line
     [Setup]    The Service Is Started And Ready
     ${twice}=    Call The Service    POST    /v1/optimize

@@ -416,8 +416,9 @@ class ServiceSettings(BaseModel):
     retry_after_s: int = Field(
         default=1, gt=0, le=3600, description="Seconds a refused request is told to wait."
     )
+    # 50 chunks with 3,072-dimension vectors, as JSON, are about 3 MB; 200 with 1,536, 6 MB.
     max_body_bytes: int = Field(
-        default=1_048_576,
+        default=16_777_216,
         gt=0,
         description="Largest request body accepted (413 beyond it), in bytes.",
     )
