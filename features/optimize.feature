@@ -163,6 +163,11 @@ Feature: Bring your own chunks: what a caller's retriever found, without repeats
       """
     Then the chunks kept are "r1, r2" in this order
 
+  Scenario: More chunks than an over-fetch is refused, saying how many are allowed
+    Given 1001 chunks of one line each
+    When I optimize them for "backups" within 200 tokens
+    Then the optimisation fails saying "chunks: Tuple should have at most 1000 items"
+
   Scenario Outline: Bad input is one error naming the chunk and the field
     Given the chunks:
       | id | text                              | score | vector |

@@ -43,6 +43,11 @@ def the_chunks(context: Context) -> None:
     context.chunks = chunks
 
 
+@given("{count:d} chunks of one line each")
+def many_chunks(context: Context, count: int) -> None:
+    context.chunks = [{"id": f"c{i}", "text": f"line {i}"} for i in range(count)]
+
+
 def _optimize(context: Context, query: str, budget: int, options: dict[str, Any]) -> None:
     request = {"chunks": context.chunks, "query": query, "token_budget": budget, **options}
     context.optimized, context.error = None, None

@@ -61,7 +61,9 @@ class OptimizeRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    chunks: tuple[Chunk, ...] = Field(min_length=1)
+    # Every pair is compared: 1,000 chunks are 500,000 pairs (8 MB of cosines); more are a
+    # corpus to index, not an over-fetch to optimise.
+    chunks: tuple[Chunk, ...] = Field(min_length=1, max_length=1000)
     query: str | None = Field(default=None, min_length=1)
     query_embedding: Vector | None = Field(default=None, min_length=1)
     namespace: str = Field(
