@@ -223,3 +223,25 @@ Feature: Search by meaning
     When the project is indexed again and its vectors are computed
     And I ask for "How should I look after my new dog?" within 200 tokens using only the strategy "semantic-embedding"
     Then every reason from "semantic-embedding" says "approximate search"
+
+  Scenario: A document that says what a selected one says, in other words, is left out as its paraphrase
+    # Near vectors and shared words: the same claim. Near vectors alone (statins) are the
+    # same topic, and stay.
+    Given a file "docs/aspirin.md" containing:
+      """
+      Aspirin lowers the risk of a second heart attack in adults.
+      """
+    And a file "docs/aspirin-again.md" containing:
+      """
+      In adults, aspirin reduces the risk of having another heart attack.
+      """
+    And a file "docs/statins.md" containing:
+      """
+      Statins reduce cholesterol and cardiovascular events in patients.
+      """
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "Does aspirin prevent another heart attack?" within 400 tokens using only the strategy "semantic-embedding"
+    Then the document "docs/aspirin.md" is left out as a paraphrase of the document "docs/aspirin-again.md"
+    And the context holds the document "docs/statins.md"
+

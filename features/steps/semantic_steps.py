@@ -183,6 +183,19 @@ def starts_with(context: Context, path: str) -> None:
     assert fragments[0].source.path == path, [f.source.path for f in fragments]
 
 
+@then('the document "{path}" is left out as a paraphrase of the document "{other}"')
+def left_out_as_paraphrase(context: Context, path: str, other: str) -> None:
+    (kept,) = [f for f in result(context).fragments if f.source.path == other]
+    reasons = [d.reason for d in result(context).dropped if d.uko_uri.endswith(f"/{path}")]
+    assert any(r.startswith(f"paraphrase of {kept.id} (cosine ") for r in reasons), reasons
+
+
+@then('the context holds the document "{path}"')
+def holds_document(context: Context, path: str) -> None:
+    paths = [f.source.path for f in result(context).fragments]
+    assert path in paths, paths
+
+
 @then("no document is in the context")
 def nothing_in_context(context: Context) -> None:
     assert not result(context).fragments, [f.source.path for f in result(context).fragments]

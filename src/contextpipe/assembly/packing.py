@@ -14,7 +14,11 @@ reaches the top of the heap. Rules, in order:
    stored): the greedy approximation of the multiple-choice knapsack over depths. A text
    too long to fit is never counted: the tokenizer's `max_token_chars` tells from its
    length alone.
-4. Near-duplicates of a selected item are suppressed.
+4. Near-duplicates of a selected item are suppressed: an item whose word set is alike
+   (Jaccard >= `duplicate_threshold`), or, where both have vectors (`vectors`, read from
+   the store a batch at a time as items reach this rule), whose vector is within
+   `paraphrase_cosine` and which shares words (`paraphrase_overlap` of the shorter one's):
+   the same claim in other words. Near vectors alone mean the same topic.
 5. Packing stops once the room left is below both `stop_share` of the budget and
    `stop_tokens`: proving that nothing fits such a sliver means counting every item left
    at every depth, which took most of a request's packing time, to find a listing or a
@@ -33,7 +37,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..config import PackingSettings
 from ..core.errors import BudgetError
@@ -45,6 +49,15 @@ from .fusion import FusedItem
 from .rendering import Rendered, Renderer
 from .variants import VariantLookup, stored_shallower
 
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+#: The stored vectors of fragments, None for one without (as `VectorSearch.vectors`).
+VectorsOf = Callable[[Sequence[ContextFragment]], Sequence["NDArray[np.float32] | None"]]
+#: Items whose vectors are read at a time (rule 4): more than most requests select.
+_VECTOR_BATCH = 32
+
 
 @dataclass(frozen=True)
 class PackingPolicy:
@@ -52,6 +65,8 @@ class PackingPolicy:
 
     mmr_lambda: float = 1.0
     duplicate_threshold: float = 0.85
+    paraphrase_cosine: float = 0.9
+    paraphrase_overlap: float = 0.5
     min_score: float = 0.0
     depth_values: dict[int, float] = field(default_factory=lambda: {9: 1.0, 4: 0.6, 0: 0.25})
     stop_share: float = 0.01
@@ -63,6 +78,8 @@ class PackingPolicy:
         return cls(
             mmr_lambda=packing.mmr_lambda,
             duplicate_threshold=packing.duplicate_threshold,
+            paraphrase_cosine=packing.paraphrase_cosine,
+            paraphrase_overlap=packing.paraphrase_overlap,
             min_score=packing.min_score,
             depth_values=packing.depth_values(),
             stop_share=packing.stop_share,
@@ -175,6 +192,56 @@ class _Similarity:
         self._selected.append((index, *self._words.of(self._items[index].fragment)))
 
 
+class _Paraphrases:
+    """Rule 4's second half: which selected item an item says again in other words. The
+    vectors are read as items reach the rule, a batch at a time: the item and the next
+    ones in `items`' order, which come to the rule next.
+    """
+
+    def __init__(
+        self,
+        vectors_of: VectorsOf,
+        words: WordBits,
+        items: Sequence[FusedItem],
+        policy: PackingPolicy,
+    ) -> None:
+        self._vectors_of = vectors_of
+        self._words = words
+        self._items = items
+        self._policy = policy
+        self._vectors: dict[int, NDArray[np.float32] | None] = {}
+        self._selected: list[tuple[int, NDArray[np.float32]]] = []
+
+    def _vector(self, index: int) -> NDArray[np.float32] | None:
+        if index not in self._vectors:
+            ahead = range(index, min(index + _VECTOR_BATCH, len(self._items)))
+            batch = [i for i in ahead if i not in self._vectors]
+            found = self._vectors_of([self._items[i].fragment for i in batch])
+            self._vectors.update(zip(batch, found, strict=True))
+        return self._vectors[index]
+
+    def of(self, index: int) -> tuple[int, float, float] | None:
+        """The selected item `index` paraphrases, the cosine and the shared words' share."""
+        if not self._selected or (mine := self._vector(index)) is None:
+            return None
+        bits, size = self._words.of(self._items[index].fragment)
+        for other, theirs in self._selected:
+            cosine = float(mine @ theirs)
+            if cosine < self._policy.paraphrase_cosine:
+                continue
+            other_bits, other_size = self._words.of(self._items[other].fragment)
+            shorter = min(size, other_size)
+            overlap = (bits & other_bits).bit_count() / shorter if shorter else 1.0
+            if overlap >= self._policy.paraphrase_overlap:
+                return other, cosine, overlap
+        return None
+
+    def add(self, index: int) -> None:
+        """Record a selected item."""
+        if (vector := self._vector(index)) is not None:
+            self._selected.append((index, vector))
+
+
 class Packer:
     """Packs fused items into a budget for one renderer and tokenizer."""
 
@@ -203,8 +270,11 @@ class Packer:
         items: Sequence[FusedItem],
         request: ContextRequest,
         variants: VariantLookup,
+        vectors: VectorsOf | None = None,
     ) -> Packed:
-        """Choose items for `request.budget`; `items` are best first."""
+        """Choose items for `request.budget`; `items` are best first; `vectors` tells
+        paraphrases apart (rule 4), when the store has vectors.
+        """
         policy = self._policy
         dropped: dict[int, str] = {}
         eligible: list[int] = []
@@ -219,7 +289,7 @@ class Packer:
         if eligible:
             remaining = request.budget - self._costs.frame(request)
             stop = min(policy.stop_share * request.budget, policy.stop_tokens)
-            chosen = self._select(items, eligible, remaining, stop, variants, dropped)
+            chosen = self._select(items, eligible, remaining, stop, variants, dropped, vectors)
         rendered, tokens_used = self._fit(chosen, request, dropped)
         return Packed(
             selected=tuple(selected for _, selected in chosen),
@@ -239,6 +309,7 @@ class Packer:
         stop: float,
         variants: VariantLookup,
         dropped: dict[int, str],
+        vectors: VectorsOf | None,
     ) -> list[tuple[int, Selected]]:
         """The lazy greedy over MMR of the module's docstring, its rules in order."""
         policy = self._policy
@@ -252,7 +323,9 @@ class Packer:
             for i in eligible
         ]
         heapq.heapify(heap)
-        similarity = _Similarity(self._cache.word_bits(), items)
+        words = self._cache.word_bits()
+        similarity = _Similarity(words, items)
+        paraphrases = None if vectors is None else _Paraphrases(vectors, words, items, policy)
         chosen: list[tuple[int, Selected]] = []
         taken = _Taken()
         cheapest = 1 + self._costs.separator
@@ -306,6 +379,13 @@ class Packer:
                     f"duplicate of {twin} (similarity {similarity.greatest[index]:.2f})"
                 )
                 continue
+            if paraphrases is not None and (said := paraphrases.of(index)) is not None:
+                other, cosine, overlap = said
+                dropped[index] = (
+                    f"paraphrase of {items[other].fragment.id}"
+                    f" (cosine {cosine:.2f}, shared words {overlap:.2f})"
+                )
+                continue
             # Rule 3: the deepest depth that fits; a shallower one competes again, at its
             # lower value.
             if depth is None and option is not None and fits:
@@ -325,6 +405,8 @@ class Packer:
                 continue
             chosen.append((index, depth))
             similarity.add(index)
+            if paraphrases is not None:
+                paraphrases.add(index)
             taken.add(depth.fragment)
             remaining -= depth.tokens
         return chosen

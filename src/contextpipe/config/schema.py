@@ -144,6 +144,20 @@ class PackingSettings(BaseModel):
         le=1.0,
         description="Word-set Jaccard similarity from which a candidate is a near-duplicate.",
     )
+    paraphrase_cosine: float = Field(
+        default=0.9,
+        gt=0.0,
+        le=1.0,
+        description="Where both have vectors: the cosine from which a candidate may say what a"
+        " selected item says ...",
+    )
+    paraphrase_overlap: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="... and the share of the shorter one's words the other must hold for it"
+        " to be a paraphrase.",
+    )
     min_score: float = Field(
         default=0.0,
         ge=0.0,

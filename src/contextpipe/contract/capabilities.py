@@ -206,6 +206,12 @@ class VectorIndex(Protocol):
         """
         ...
 
+    def vectors(self, fragments: Sequence[ContextFragment]) -> Sequence[NDArray[np.float32] | None]:
+        """Each fragment's vector, of unit length and as `similarities` scores it (None:
+        as `similarities` says).
+        """
+        ...
+
 
 @runtime_checkable
 class VectorSearch(Protocol):
@@ -230,6 +236,12 @@ class VectorSearch(Protocol):
         self, query: str, fragments: Sequence[ContextFragment]
     ) -> Sequence[float | None]:
         """Each fragment's similarity to `query` (None: it has no vector)."""
+        ...
+
+    def vectors(self, fragments: Sequence[ContextFragment]) -> Sequence[NDArray[np.float32] | None]:
+        """Each fragment's vector (None: it has none): what tells two texts that say the
+        same in other words.
+        """
         ...
 
 

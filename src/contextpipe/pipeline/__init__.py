@@ -461,7 +461,8 @@ class Pipeline:
         timings["fusion"] = _ms(mark)
 
         mark = time.perf_counter()
-        packed = packer.pack(fused, request, variants)
+        vectors = backends.vectors.vectors if backends.vectors is not None else None
+        packed = packer.pack(fused, request, variants, vectors)
         timings["packing"] = _ms(mark)
 
         context = assembled_context(

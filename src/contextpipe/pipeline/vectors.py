@@ -74,6 +74,10 @@ class QueryVectors:
         """Each fragment's similarity to `query` (None: it has no vector)."""
         return self._index.similarities(self._vector(query), fragments)
 
+    def vectors(self, fragments: Sequence[ContextFragment]) -> Sequence[NDArray[np.float32] | None]:
+        """Each fragment's vector (None: it has none)."""
+        return self._index.vectors(fragments)
+
 
 #: Why there are no vectors when `[embedding] enabled` is false.
 DISABLED = "embedding is disabled in config ([embedding] enabled = false)"

@@ -80,6 +80,11 @@ def nearest_within_filters_and_limit(subject: Subject) -> None:
     for fragment, got in zip(full, similar[:-1], strict=True):
         want = float(vector(fragment.text) @ query)
         expect(got is not None and abs(got - want) < 1e-5, f"{fragment.id}: {got}, not {want}")
+    held = index.vectors([*full, stranger])
+    expect(held[-1] is None, "a text it has no vector of has a vector")
+    for fragment, kept in zip(full, held[:-1], strict=True):
+        alike = None if kept is None else float(kept @ vector(fragment.text))
+        expect(alike is not None and abs(alike - 1) < 1e-5, f"{fragment.id}'s vector: {alike}")
 
 
 def one_space_at_a_time(subject: Subject) -> None:
@@ -158,6 +163,14 @@ def _memory_seen(
                 hits = index.nearest(vector(fragment.text), ALL, filters)
                 found.update(memory_ids(h.fragment for h in hits))
             seen["vector search"] = sorted(found)
+            held = index.vectors(kept)
+            seen["vectors"] = memory_ids(
+                f for f, v in zip(kept, held, strict=True) if v is not None
+            )
+            scored = index.similarities(vector("zebra"), kept)
+            seen["similarities"] = memory_ids(
+                f for f, score in zip(kept, scored, strict=True) if score is not None
+            )
         for read_by, ids in seen.items():
             expect(
                 ids == sorted(wanted), f"{read_by} for session {session!r}, user {user!r} saw {ids}"
@@ -425,7 +438,8 @@ CHECKS: list[tuple[str, Callable[[Subject], None]]] = [
         vectors_added_a_batch_at_a_time,
     ),
     (
-        "the nearest texts come most similar first, within the filters and the limit",
+        "the nearest texts come most similar first, within the filters and the limit, and"
+        " each text's vector is the one it was given",
         nearest_within_filters_and_limit,
     ),
     ("a writer for another space drops the old vectors", one_space_at_a_time),

@@ -35,7 +35,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...contract.records import TextHit, VectorCoverage, VectorHit
 from ...core._memo import BoundedMemo
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .backend import EmbeddedStore
 
 Rows = Callable[[str, Sequence[object]], list[tuple[Any, ...]]]
+T = TypeVar("T")
 
 
 #: Sessions and users whose hidden memory is kept, per state of the store.
@@ -298,14 +299,25 @@ class ScopedVectors:
         """Each fragment's similarity to `vector`; None when no text the scope allows (its
         memory, and by its time) has its content hash (rules 2 and 5), or it has no vector.
         """
-        found = self._inner.similarities(vector, fragments)
+        return self._allowed(fragments, self._inner.similarities(vector, fragments))
+
+    def vectors(self, fragments: Sequence[ContextFragment]) -> Sequence[NDArray[np.float32] | None]:
+        """Each fragment's vector; None as for `similarities`."""
+        return self._allowed(fragments, self._inner.vectors(fragments))
+
+    def _allowed(
+        self, fragments: Sequence[ContextFragment], found: Sequence[T | None]
+    ) -> list[T | None]:
+        """`found` (one per fragment), None where no text the scope allows has the
+        fragment's content hash.
+        """
         filters = self._scope.narrow(None)
         if filters.as_of is None and not self._hidden.of(filters):
-            return found
+            return list(found)
         seen = self._seen({fragment.content_hash for fragment in fragments}, filters)
         return [
-            similarity if fragment.content_hash in seen else None
-            for fragment, similarity in zip(fragments, found, strict=True)
+            value if fragment.content_hash in seen else None
+            for fragment, value in zip(fragments, found, strict=True)
         ]
 
 

@@ -266,13 +266,24 @@ class EmbeddedVectors:
         self, vector: NDArray[np.float32], fragments: Sequence[ContextFragment]
     ) -> list[float | None]:
         """Each fragment's similarity to `vector`; None for one without a vector."""
+        digests, matrix = self._stored(fragments)
+        scores = _vector_rows.similarities(self._host.vector_dtype, matrix, vector)
+        found = {digest: float(score) for digest, score in zip(digests, scores, strict=True)}
+        return [found.get(fragment.content_hash) for fragment in fragments]
+
+    def vectors(self, fragments: Sequence[ContextFragment]) -> list[NDArray[np.float32] | None]:
+        """Each fragment's vector, as the rows hold it; None for one without a vector."""
+        digests, matrix = self._stored(fragments)
+        held = _vector_rows.held_as(self._host.vector_dtype, matrix)
+        found = dict(zip(digests, held, strict=True))
+        return [found.get(fragment.content_hash) for fragment in fragments]
+
+    def _stored(
+        self, fragments: Sequence[ContextFragment]
+    ) -> tuple[list[str], NDArray[np.float32]]:
+        """The fragments' distinct content hashes that have a whole vector, and those."""
         wanted = sorted({fragment.content_hash for fragment in fragments})
         stored = stored_vectors(self._host, wanted)
         matrix, whole = unit_vectors(list(stored.values()), self._dimension)
-        scores = _vector_rows.similarities(self._host.vector_dtype, matrix, vector)
-        found = {
-            digest: float(score)
-            for digest, score, fits in zip(stored, scores, whole, strict=True)
-            if fits  # a damaged vector is no vector (`_build`)
-        }
-        return [found.get(fragment.content_hash) for fragment in fragments]
+        # A damaged vector is no vector (`_build`).
+        return [digest for digest, fits in zip(stored, whole, strict=True) if fits], matrix[whole]

@@ -444,14 +444,22 @@ class _ScopedVectors:
     def similarities(
         self, vector: NDArray[np.float32], fragments: Sequence[ContextFragment]
     ) -> list[float | None]:
+        return [
+            None if stored is None else _cosine(vector, stored)
+            for stored in self._stored(fragments)
+        ]
+
+    def vectors(self, fragments: Sequence[ContextFragment]) -> list[NDArray[np.float32] | None]:
+        return [
+            None if stored is None else (stored / np.linalg.norm(stored)).astype(np.float32)
+            for stored in self._stored(fragments)
+        ]
+
+    def _stored(self, fragments: Sequence[ContextFragment]) -> list[NDArray[np.float32] | None]:
+        """Each fragment's vector, if a full text the scope allows has its content hash."""
         by_hash = self._by_hash()
         seen = {text.fragment.content_hash for text in self._reads.full_texts(None)}
-        return [
-            _cosine(vector, by_hash[f.content_hash])
-            if f.content_hash in seen and f.content_hash in by_hash
-            else None
-            for f in fragments
-        ]
+        return [by_hash.get(f.content_hash) if f.content_hash in seen else None for f in fragments]
 
 
 class _VectorWriter:
