@@ -59,7 +59,7 @@ from ..core.chunks import (
 )
 from ..core.models import ContextFragment, ContextRequest, SourceRef
 from ..text.tokens import Tokenizer
-from ..text.words import content_words
+from ..text.words import content_words, word_overlap
 from ._packing_cache import PackingCache
 from .fusion import FusedItem
 from .packing import Packer, PackingPolicy
@@ -240,15 +240,11 @@ def _exact_key(request: OptimizeRequest, index: int) -> tuple[str, str]:
 
 
 def _overlap(words: dict[int, frozenset[str]], chunks: Sequence[Chunk], i: int, j: int) -> float:
-    """The share of the shorter text's content words found in the other (`words` keeps
-    each chunk's once read).
-    """
+    """The two chunks' `word_overlap` (`words` keeps each chunk's content words once read)."""
     for k in (i, j):
         if k not in words:
             words[k] = content_words(chunks[k].text)
-    ones, others = words[i], words[j]
-    shorter = min(len(ones), len(others))
-    return len(ones & others) / shorter if shorter else 1.0
+    return word_overlap(words[i], words[j])
 
 
 def _clusters(

@@ -17,7 +17,8 @@ reaches the top of the heap. Rules, in order:
 4. Near-duplicates of a selected item are suppressed: an item whose word set is alike
    (Jaccard >= `duplicate_threshold`), or, where both have vectors (`vectors`, read from
    the store a batch at a time as items reach this rule), whose vector is within
-   `paraphrase_cosine` and which shares words (`paraphrase_overlap` of the shorter one's):
+   `paraphrase_cosine` and which shares words (`paraphrase_overlap` of the smaller set of
+   content words, `word_overlap`):
    the same claim in other words. Near vectors alone mean the same topic.
 5. Packing stops once the room left is below both `stop_share` of the budget and
    `stop_tokens`: proving that nothing fits such a sliver means counting every item left
@@ -43,6 +44,7 @@ from ..config import PackingSettings
 from ..core.errors import BudgetError
 from ..core.models import ContextFragment, ContextRequest, DroppedRow
 from ..text.tokens import Tokenizer
+from ..text.words import content_words, word_overlap
 from ._block_costs import BlockCosts
 from ._packing_cache import PackingCache, Unit, WordBits
 from .fusion import FusedItem
@@ -199,14 +201,10 @@ class _Paraphrases:
     """
 
     def __init__(
-        self,
-        vectors_of: VectorsOf,
-        words: WordBits,
-        items: Sequence[FusedItem],
-        policy: PackingPolicy,
+        self, vectors_of: VectorsOf, items: Sequence[FusedItem], policy: PackingPolicy
     ) -> None:
         self._vectors_of = vectors_of
-        self._words = words
+        self._content: dict[int, frozenset[str]] = {}
         self._items = items
         self._policy = policy
         self._vectors: dict[int, NDArray[np.float32] | None] = {}
@@ -224,17 +222,20 @@ class _Paraphrases:
         """The selected item `index` paraphrases, the cosine and the shared words' share."""
         if not self._selected or (mine := self._vector(index)) is None:
             return None
-        bits, size = self._words.of(self._items[index].fragment)
         for other, theirs in self._selected:
             cosine = float(mine @ theirs)
             if cosine < self._policy.paraphrase_cosine:
                 continue
-            other_bits, other_size = self._words.of(self._items[other].fragment)
-            shorter = min(size, other_size)
-            overlap = (bits & other_bits).bit_count() / shorter if shorter else 1.0
+            overlap = word_overlap(self._words(index), self._words(other))
             if overlap >= self._policy.paraphrase_overlap:
                 return other, cosine, overlap
         return None
+
+    def _words(self, index: int) -> frozenset[str]:
+        """An item's content words (read only for pairs of near vectors: few)."""
+        if index not in self._content:
+            self._content[index] = content_words(self._items[index].fragment.text)
+        return self._content[index]
 
     def add(self, index: int) -> None:
         """Record a selected item."""
@@ -323,9 +324,8 @@ class Packer:
             for i in eligible
         ]
         heapq.heapify(heap)
-        words = self._cache.word_bits()
-        similarity = _Similarity(words, items)
-        paraphrases = None if vectors is None else _Paraphrases(vectors, words, items, policy)
+        similarity = _Similarity(self._cache.word_bits(), items)
+        paraphrases = None if vectors is None else _Paraphrases(vectors, items, policy)
         chosen: list[tuple[int, Selected]] = []
         taken = _Taken()
         cheapest = 1 + self._costs.separator

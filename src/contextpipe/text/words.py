@@ -61,6 +61,14 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(word for word in words_in(text.lower()) if word not in _STOPWORDS)
 
 
+def word_overlap(one: frozenset[str], other: frozenset[str]) -> float:
+    """The share of the smaller word set found in the other (1 when either is empty): how
+    much two texts say in the same words, whatever else the longer one says.
+    """
+    smaller = min(len(one), len(other))
+    return len(one & other) / smaller if smaller else 1.0
+
+
 def identifier_words(text: str) -> str:
     """The words of every compound identifier in `text`, space-separated
     (`BudgetAllocator.allocate` -> `budget allocator`); plain words add nothing.
