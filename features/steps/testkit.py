@@ -205,14 +205,18 @@ def left_for_the_collector(context: Context, run: Callable[[], None]) -> None:
     """Run `run` with the collector off, and keep in `context.cycles` what it left in
     reference cycles, by type: garbage only a full collection frees, in a pause that
     stops every request of the process (40-50 ms per request seen in a service).
+    Only what `run` made counts: an earlier scenario's objects that became garbage
+    meanwhile (its worker finishing late, or leaving after its idle minute) are not
+    `run`'s, and made this flaky on a busy machine.
     """
     gc.collect()
+    older = {id(found) for found in gc.get_objects()}
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)  # what the collection finds is kept, to be named
     try:
         run()
         gc.collect()
-        context.cycles = Counter(_named(found) for found in gc.garbage)
+        context.cycles = Counter(_named(found) for found in gc.garbage if id(found) not in older)
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
