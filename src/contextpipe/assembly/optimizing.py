@@ -115,13 +115,8 @@ def optimize(
     for i in order:
         earlier = first.setdefault(_exact_key(request, i), i)
         if earlier != i:
-            remove(
-                i,
-                Removal.EXACT_DUPLICATE,
-                earlier,
-                None,
-                f"exact duplicate of {chunks[earlier].id}",
-            )
+            detail = f"exact duplicate of {chunks[earlier].id}"
+            remove(i, Removal.EXACT_DUPLICATE, earlier, None, detail)
     # Rule 2: paraphrases, near in vector and in words.
     kept: list[int] = []
     near = cosines >= request.semantic_dedup_threshold
@@ -166,9 +161,8 @@ def optimize(
     else:
         taken = representatives[:limit]
         detail, reason = f"beyond the {limit} most relevant (target_k)", Removal.TARGET_K
-    for i in representatives:
-        if i not in taken:
-            remove(i, reason, None, cluster_of[i], detail)
+    for i in set(representatives).difference(taken):
+        remove(i, reason, None, cluster_of[i], detail)
     # Rule 5: compression.
     texts = {i: _compressed(chunks[i].text) if request.compress else chunks[i].text for i in taken}
     # Rule 6: the exact-token packer.
