@@ -17,9 +17,9 @@ reaches the top of the heap. Rules, in order:
 4. Near-duplicates of a selected item are suppressed: an item whose word set is alike
    (Jaccard >= `duplicate_threshold`), or, where both have vectors (`vectors`, read from
    the store a batch at a time as items reach this rule), whose vector is within
-   `paraphrase_cosine` and which shares words (`paraphrase_overlap` of the smaller set of
-   content words, `word_overlap`):
-   the same claim in other words. Near vectors alone mean the same topic.
+   `paraphrase_cosine` and which shares words (`word_overlap` of their content words >=
+   `paraphrase_overlap`): the same claim in other words. Near vectors alone mean the same
+   topic, and stay.
 5. Packing stops once the room left is below both `stop_share` of the budget and
    `stop_tokens`: proving that nothing fits such a sliver means counting every item left
    at every depth, which took most of a request's packing time, to find a listing or a
