@@ -38,6 +38,19 @@ Feature: Bring your own chunks: what a caller's retriever found, without repeats
     Then the chunks kept are "p1, q1" in this order
     And "p2" was left out as a paraphrase of "p1"
 
+  Scenario: The same words with other numbers are another claim, not a paraphrase
+    # A changed fact: both stay, each in its own cluster at a strict threshold.
+    Given the chunks:
+      | id  | text                                  | score | vector      |
+      | k1  | The kiln fires at 1200 degrees now.    | 0.9   | 1,0,0       |
+      | k2  | The kiln fires at 900 degrees.         | 0.8   | 0.98,0.2,0  |
+    When I optimize them for "kiln temperature" within 200 tokens with the options:
+      """
+      {"cluster_threshold": 0.99}
+      """
+    Then the chunks kept are "k1, k2" in this order
+    And no chunk was left out as a paraphrase
+
   Scenario: Near vectors with different words are one topic, not one claim: the cluster keeps its most relevant
     # Same topic, different findings: not a paraphrase; the cluster's representative speaks for both.
     Given the chunks:

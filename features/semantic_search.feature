@@ -245,3 +245,19 @@ Feature: Search by meaning
     Then the document "docs/aspirin.md" is left out as a paraphrase of the document "docs/aspirin-again.md"
     And the context holds the document "docs/statins.md"
 
+  Scenario: A document that says the same with other numbers is another claim, and stays
+    # Their vectors are 0.95 alike and they share most words: only the numbers differ.
+    Given a file "docs/kiln-then.md" containing:
+      """
+      Our kiln fires stoneware at 900 degrees.
+      """
+    And a file "docs/kiln-now.md" containing:
+      """
+      Our kiln now fires stoneware at 1200 degrees.
+      """
+    And the project is indexed
+    And the vectors of the store are computed
+    When I ask for "At what temperature does the kiln fire?" within 400 tokens using only the strategy "semantic-embedding"
+    Then the context holds the document "docs/kiln-then.md"
+    And the context holds the document "docs/kiln-now.md"
+

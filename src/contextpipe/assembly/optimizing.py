@@ -12,10 +12,10 @@ the earlier of two. Rules, in order:
    ignored, in the same namespace (a chunk's `metadata.namespace`, else the request's), are
    one chunk; the later ones are "exact duplicate of X".
 2. Paraphrases: a chunk whose vector is within `semantic_dedup_threshold` (cosine) of an
-   earlier chunk's, *and* whose words overlap it (`paraphrase_overlap` of the shorter
-   one's content words are in the other), says the same thing: "paraphrase of X". Near
-   vectors alone mean the same topic, which rule 3 handles; shared words alone mean
-   nothing.
+   earlier chunk's, *and* whose words overlap it (`paraphrase_overlap` of the smaller set
+   of content words is in the other, with the same numbers: `claim_overlap`), says the
+   same thing: "paraphrase of X". Near vectors alone mean the same topic, which rule 3
+   handles; shared words alone mean nothing; other numbers are another claim.
 3. Topics: agglomerative clustering (scipy) on cosine distance with the request's linkage,
    cut where the similarity falls below `cluster_threshold`. A cluster's representative
    (the most relevant; or the one nearest its centroid, or the query; or the longest)
@@ -59,7 +59,7 @@ from ..core.chunks import (
 )
 from ..core.models import ContextFragment, ContextRequest, SourceRef
 from ..text.tokens import Tokenizer
-from ..text.words import content_words, word_overlap
+from ..text.words import claim_overlap, content_words
 from ._packing_cache import PackingCache
 from .fusion import FusedItem
 from .packing import Packer, PackingPolicy
@@ -234,11 +234,11 @@ def _exact_key(request: OptimizeRequest, index: int) -> tuple[str, str]:
 
 
 def _overlap(words: dict[int, frozenset[str]], chunks: Sequence[Chunk], i: int, j: int) -> float:
-    """The two chunks' `word_overlap` (`words` keeps each chunk's content words once read)."""
+    """The two chunks' `claim_overlap` (`words` keeps each chunk's content words once read)."""
     for k in (i, j):
         if k not in words:
             words[k] = content_words(chunks[k].text)
-    return word_overlap(words[i], words[j])
+    return claim_overlap(words[i], words[j])
 
 
 def _clusters(

@@ -17,9 +17,9 @@ reaches the top of the heap. Rules, in order:
 4. Near-duplicates of a selected item are suppressed: an item whose word set is alike
    (Jaccard >= `duplicate_threshold`), or, where both have vectors (`vectors`, read from
    the store a batch at a time as items reach this rule), whose vector is within
-   `paraphrase_cosine` and which shares words (`word_overlap` of their content words >=
-   `paraphrase_overlap`): the same claim in other words. Near vectors alone mean the same
-   topic, and stay.
+   `paraphrase_cosine` and which shares words and numbers (`claim_overlap` of their
+   content words >= `paraphrase_overlap`): the same claim in other words. Near vectors
+   alone mean the same topic, and other numbers another claim: both stay.
 5. Packing stops once the room left is below both `stop_share` of the budget and
    `stop_tokens`: proving that nothing fits such a sliver means counting every item left
    at every depth, which took most of a request's packing time, to find a listing or a
@@ -44,7 +44,7 @@ from ..config import PackingSettings
 from ..core.errors import BudgetError
 from ..core.models import ContextFragment, ContextRequest, DroppedRow
 from ..text.tokens import Tokenizer
-from ..text.words import content_words, word_overlap
+from ..text.words import claim_overlap, content_words
 from ._block_costs import BlockCosts
 from ._packing_cache import PackingCache, Unit, WordBits
 from .fusion import FusedItem
@@ -226,7 +226,7 @@ class _Paraphrases:
             cosine = float(mine @ theirs)
             if cosine < self._policy.paraphrase_cosine:
                 continue
-            overlap = word_overlap(self._words(index), self._words(other))
+            overlap = claim_overlap(self._words(index), self._words(other))
             if overlap >= self._policy.paraphrase_overlap:
                 return other, cosine, overlap
         return None

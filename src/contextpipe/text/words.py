@@ -61,10 +61,14 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(word for word in words_in(text.lower()) if word not in _STOPWORDS)
 
 
-def word_overlap(one: frozenset[str], other: frozenset[str]) -> float:
-    """The share of the smaller word set found in the other (1 when either is empty): how
-    much two texts say in the same words, whatever else the longer one says.
+def claim_overlap(one: frozenset[str], other: frozenset[str]) -> float:
+    """How much two texts' content words say the same claim: the share of the smaller set
+    found in the other (1 when either is empty), whatever else the longer one says; and 0
+    when their numbers differ, since "fires at 900 degrees" and "fires at 1200 degrees" are
+    two claims however alike their words.
     """
+    if {w for w in one if w.isdigit()} != {w for w in other if w.isdigit()}:
+        return 0.0
     smaller = min(len(one), len(other))
     return len(one & other) / smaller if smaller else 1.0
 
