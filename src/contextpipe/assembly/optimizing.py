@@ -166,7 +166,7 @@ def optimize(
     # Rule 5: compression.
     texts = {i: _compressed(chunks[i].text) if request.compress else chunks[i].text for i in taken}
     # Rule 6: the exact-token packer.
-    packed = _pack(request, taken, texts, tokens, tokenizer, cache)
+    packed = _pack(request, taken, texts, tokenizer, cache)
     for i in taken:
         if i not in packed:
             remove(i, Removal.BUDGET, None, cluster_of[i], f"over budget: {packed.reasons[i]}")
@@ -324,13 +324,10 @@ def _pack(
     request: OptimizeRequest,
     taken: list[int],
     texts: dict[int, str],
-    tokens: dict[int, int],
     tokenizer: Tokenizer,
     cache: PackingCache,
 ) -> _Packed:
-    """Rule 6: the taken chunks as fragments, scored by their place, through the packer,
-    which reuses the counts of the texts (`tokens`) that compression left as they were.
-    """
+    """Rule 6: the taken chunks as fragments, scored by their place, through the packer."""
     items = [
         FusedItem(_fragment(request, i, texts[i], tokenizer), float(len(taken) - place), ())
         for place, i in enumerate(taken)
@@ -338,10 +335,7 @@ def _pack(
     context = ContextRequest(
         query=request.query or "optimise", budget=request.token_budget, output=request.output
     )
-    counted = {request.chunks[i].id: tokens[i] for i in taken if texts[i] == request.chunks[i].text}
-    packer = Packer(
-        renderer_for(request.output), tokenizer, _PACK_ONLY, cache, lambda f: counted.get(f.id)
-    )
+    packer = Packer(renderer_for(request.output), tokenizer, _PACK_ONLY, cache)
     packed = packer.pack(items, context, lambda uri: ())
     position = {request.chunks[i].id: i for i in taken}
     return _Packed(

@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..assembly.acceptance import CandidateChecks
 from ..assembly.budget import check_budget
@@ -523,12 +523,7 @@ class Pipeline:
         without vectors are embedded with the configured embedder. Bad input is a
         `ContextpipeError` naming the chunk and field.
         """
-        if not isinstance(request, OptimizeRequest):
-            try:
-                request = OptimizeRequest.model_validate(request)
-            except ValidationError as exc:
-                where, problem = validation_problem(exc)
-                raise ContextpipeError(f"optimize request {where}: {problem}") from None
+        request = _validated(OptimizeRequest, request, "optimize request")
         if problem := request.problem():
             raise ContextpipeError(f"optimize request {problem}")
         from .chunks import optimized  # numpy and scipy: on the first optimize request only
@@ -720,11 +715,19 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
 def _validated_chat(request: ChatRequest | Mapping[str, Any]) -> ChatRequest:
-    if isinstance(request, ChatRequest):
+    return _validated(ChatRequest, request, "chat request")
+
+
+def _validated(model: type[M], request: M | Mapping[str, Any], what: str) -> M:
+    """`request` as a `model`, or a `ContextpipeError` naming `what` and the field at fault."""
+    if isinstance(request, model):
         return request
     try:
-        return ChatRequest.model_validate(request)
+        return model.model_validate(request)
     except ValidationError as exc:
         where, problem = validation_problem(exc)
-        raise ContextpipeError(f"chat request {where}: {problem}") from None
+        raise ContextpipeError(f"{what} {where}: {problem}") from None
